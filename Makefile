@@ -1,0 +1,44 @@
+# envgen's entry points. Each target sets up .venv first (idempotent), so a fresh clone needs
+# nothing installed but Python 3.11 and make.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.envgen-installed
+
+.PHONY: setup demo test golden lint format clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "envgen needs Python 3.11, found " + sys.version.split()[0]'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $(STAMP)
+
+## demo: generate the clients, serve echo_env as a local process, run a short episode.
+demo: setup
+	$(BIN)/envgen generate
+	$(BIN)/envgen check
+	$(BIN)/python -m examples.demo
+
+## test: the whole suite (unit, golden, CLI, type checks, end-to-end against real servers).
+test: setup
+	$(BIN)/python -m pytest
+
+## golden: rewrite the golden files under tests/golden/ from tests/golden/*/schemas.
+golden: setup
+	$(BIN)/python -m tests.golden.regenerate
+
+lint: setup
+	$(BIN)/ruff check generator tests examples
+	$(BIN)/ruff format --check generator tests examples
+	$(BIN)/mypy generator
+
+format: setup
+	$(BIN)/ruff check --fix generator tests examples
+	$(BIN)/ruff format generator tests examples
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,140 @@
+"""The `envgen` command line.
+
+Exit codes: 0 success; 1 `check` found generated/ out of date; 2 bad input or usage (the
+message names the file and JSON pointer, or the argument); 3 generation failed inside envgen.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from generator import __version__
+from generator.errors import EnvExistsError, EnvgenError, GenerationError, InputError
+from generator.loader import Layout, discover_envs
+from generator.output import InputErrors, build, check, write
+from generator.scaffold import new_env
+
+EXIT_CHECK_FAILED = 1
+EXIT_INPUT = 2
+EXIT_INTERNAL = 3
+
+
+class _Context:
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+
+
+def _fail(exc: EnvgenError) -> None:
+    errors = exc.errors if isinstance(exc, InputErrors) else [exc]
+    for error in errors:
+        click.secho(f"error: {error}", fg="red", err=True)
+    code = EXIT_INTERNAL if isinstance(exc, GenerationError) else EXIT_INPUT
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="envgen")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Project folder holding schemas/ and generated/.",
+)
+@click.option("--schemas", "schemas_dir", default="schemas", show_default=True,
+              help="Input folder, relative to --root.")
+@click.option("--generated", "generated_dir", default="generated", show_default=True,
+              help="Output folder, relative to --root.")
+@click.pass_context
+def main(ctx: click.Context, root: Path, schemas_dir: str, generated_dir: str) -> None:
+    """Generate typed clients for RL environment servers from JSON Schemas.
+
+    Each environment lives in schemas/<env>/ (env.toml plus action, observation and state
+    schemas); its client is written to generated/<env>/ and committed.
+    """
+    ctx.obj = _Context(Layout.at(root, schemas_dir, generated_dir))
+
+
+@main.command()
+@click.argument("envs", nargs=-1)
+@click.pass_obj
+def generate(obj: _Context, envs: tuple[str, ...]) -> None:
+    """Generate clients for ENVS (default: every env under schemas/).
+
+    Nothing is written unless every env renders; each env's folder is replaced atomically.
+    """
+    try:
+        result = build(obj.layout, list(envs) or None)
+        changed = write(obj.layout, result)
+    except EnvgenError as exc:
+        _fail(exc)
+        return
+    for env in result.envs:
+        state = "written" if env.name in changed else "unchanged"
+        click.echo(f"{env.name}: {state} ({obj.layout.display(obj.layout.generated / env.name)})")
+    for name in changed:
+        if name.endswith("(removed)"):
+            click.echo(f"{name.removesuffix(' (removed)')}: removed (its schemas are gone)")
+
+
+@main.command(name="check")
+@click.argument("envs", nargs=-1)
+@click.pass_obj
+def check_cmd(obj: _Context, envs: tuple[str, ...]) -> None:
+    """Exit 1 unless generated/ is exactly what `generate` would write.
+
+    Prints a unified diff for each differing file, then the missing and stale files.
+    """
+    try:
+        result = build(obj.layout, list(envs) or None)
+    except EnvgenError as exc:
+        _fail(exc)
+        return
+    report = check(obj.layout, result)
+    if report.ok:
+        click.echo(f"generated/ is up to date ({len(result.envs)} envs checked)")
+        return
+    for path, diff in report.diffs.items():
+        click.echo(f"differs: {path}")
+        click.echo(diff, nl=not diff.endswith("\n"))
+    for path in report.missing:
+        click.echo(f"missing: {path}")
+    for path in report.stale:
+        click.echo(f"stale: {path}")
+    click.secho(
+        f"generated/ is out of date: {len(report.diffs)} differ, {len(report.missing)} missing, "
+        f"{len(report.stale)} stale. Run `envgen generate` and commit the result.",
+        fg="red",
+        err=True,
+    )
+    sys.exit(EXIT_CHECK_FAILED)
+
+
+@main.command()
+@click.argument("name")
+@click.pass_obj
+def new(obj: _Context, name: str) -> None:
+    """Create schemas/NAME/ with a small example environment that generates cleanly."""
+    try:
+        target = new_env(obj.layout, name)
+    except EnvExistsError as exc:
+        _fail(exc)
+        return
+    except EnvgenError as exc:
+        raise click.BadParameter(str(exc), param_hint="NAME") from None
+    click.echo(f"created {obj.layout.display(target)}/")
+    click.echo(f"next: edit its schemas, then run `envgen generate {name}`")
+
+
+@main.command(name="list")
+@click.pass_obj
+def list_cmd(obj: _Context) -> None:
+    """List the environments under schemas/."""
+    for name in discover_envs(obj.layout):
+        click.echo(name)
+
+
+__all__ = ["InputError", "main"]

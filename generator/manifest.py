@@ -1,0 +1,185 @@
+"""The per-environment manifest, `schemas/<env>/env.toml`, read and checked."""
+
+from __future__ import annotations
+
+import keyword
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from generator.errors import ManifestError
+
+ENV_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+SEMVER_RE = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$"
+)
+CLASS_PREFIX_RE = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+
+Transport = Literal["http", "websocket"]
+ModelType = Literal["pydantic", "dataclasses"]
+
+_TOP_KEYS = {"name", "version", "description", "class_prefix", "transport", "model_type"}
+_TABLES: dict[str, set[str]] = {
+    "server": {"command", "health_path", "startup_timeout_s"},
+    "docker": {"image", "port"},
+}
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What env.toml says about one environment."""
+
+    name: str
+    version: str
+    description: str
+    class_prefix: str
+    transport: Transport
+    model_type: ModelType
+    server_command: tuple[str, ...]
+    health_path: str
+    startup_timeout_s: float
+    docker_image: str | None
+    docker_port: int
+
+    @property
+    def major_version(self) -> int:
+        return int(self.version.split(".", 1)[0])
+
+
+def default_class_prefix(env_name: str) -> str:
+    """`echo_env` -> `Echo`: OpenEnv's convention, the `_env` suffix dropped."""
+    base = env_name[: -len("_env")] if env_name.endswith("_env") and env_name != "_env" else env_name
+    return "".join(part[:1].upper() + part[1:] for part in base.split("_") if part)
+
+
+def check_env_name(name: str) -> str | None:
+    """Why `name` cannot name an environment, or None when it can."""
+    if not ENV_NAME_RE.match(name):
+        return "must be lower case letters, digits and '_', starting with a letter"
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        return "must not be a Python keyword"
+    if name in {"generator", "generated", "examples", "tests", "schemas", "templates"}:
+        return "is reserved by envgen's own layout"
+    return None
+
+
+def load_manifest(path: Path, display: str, expected_name: str) -> Manifest:
+    """Read and validate env.toml; every problem names the file and the key."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ManifestError(
+            "file not found", file=display, hint="every environment needs an env.toml"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"invalid TOML: {exc}", file=display) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"cannot read file: {exc}", file=display) from None
+    return _parse(data, display, expected_name)
+
+
+def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
+    def fail(pointer: str, message: str, hint: str | None = None) -> ManifestError:
+        return ManifestError(message, file=display, pointer=pointer, hint=hint)
+
+    for key in data:
+        if key not in _TOP_KEYS and key not in _TABLES:
+            raise fail(f"/{key}", f"unknown key {key!r}", hint=_known_keys_hint(_TOP_KEYS))
+    for table, keys in _TABLES.items():
+        section = data.get(table, {})
+        if not isinstance(section, dict):
+            raise fail(f"/{table}", f"[{table}] must be a table")
+        for key in section:
+            if key not in keys:
+                raise fail(f"/{table}/{key}", f"unknown key {key!r}", hint=_known_keys_hint(keys))
+
+    name = _string(data, "name", fail, required=True)
+    problem = check_env_name(name)
+    if problem:
+        raise fail("/name", f"env name {name!r} {problem}")
+    if name != expected_name:
+        raise fail(
+            "/name",
+            f"name {name!r} does not match its folder {expected_name!r}",
+            hint="rename the folder or fix the name",
+        )
+    version = _string(data, "version", fail, required=True)
+    if not SEMVER_RE.match(version):
+        raise fail("/version", f"version {version!r} is not a semantic version like 1.2.0")
+    description = _string(data, "description", fail) or ""
+    prefix = _string(data, "class_prefix", fail) or default_class_prefix(name)
+    if not CLASS_PREFIX_RE.match(prefix) or keyword.iskeyword(prefix):
+        raise fail(
+            "/class_prefix",
+            f"class prefix {prefix!r} must be a capitalised Python identifier of letters and "
+            "digits",
+        )
+    transport = _string(data, "transport", fail) or "websocket"
+    if transport not in ("http", "websocket"):
+        raise fail("/transport", f"transport must be 'http' or 'websocket', not {transport!r}")
+    model_type = _string(data, "model_type", fail) or "pydantic"
+    if model_type not in ("pydantic", "dataclasses"):
+        raise fail(
+            "/model_type", f"model_type must be 'pydantic' or 'dataclasses', not {model_type!r}"
+        )
+
+    server = data.get("server", {})
+    command = server.get("command", [])
+    if not isinstance(command, list) or not all(isinstance(a, str) for a in command):
+        raise fail("/server/command", "command must be a list of strings (an argv)")
+    for index, arg in enumerate(command):
+        try:
+            arg.format(python="", host="", port="", transport="")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise fail(
+                f"/server/command/{index}",
+                f"bad placeholder in {arg!r}: {exc}",
+                hint="placeholders are {python}, {host}, {port} and {transport}; "
+                "write {{ and }} for literal braces",
+            ) from None
+    health_path = server.get("health_path", "/health")
+    if not isinstance(health_path, str) or not health_path.startswith("/"):
+        raise fail("/server/health_path", "health_path must be a string starting with '/'")
+    timeout = server.get("startup_timeout_s", 60)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise fail("/server/startup_timeout_s", "startup_timeout_s must be a positive number")
+
+    docker = data.get("docker", {})
+    image = docker.get("image")
+    if image is not None and (not isinstance(image, str) or not image.strip()):
+        raise fail("/docker/image", "image must be a non-empty string")
+    port = docker.get("port", 8000)
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise fail("/docker/port", "port must be an integer from 1 to 65535")
+
+    return Manifest(
+        name=name,
+        version=version,
+        description=description,
+        class_prefix=prefix,
+        transport=transport,  # type: ignore[arg-type]
+        model_type=model_type,  # type: ignore[arg-type]
+        server_command=tuple(command),
+        health_path=health_path,
+        startup_timeout_s=float(timeout),
+        docker_image=image,
+        docker_port=port,
+    )
+
+
+def _string(data: dict[str, Any], key: str, fail: Any, *, required: bool = False) -> str | None:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise fail(f"/{key}", f"missing required key {key!r}")
+        return None
+    if not isinstance(value, str):
+        raise fail(f"/{key}", f"{key} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _known_keys_hint(keys: set[str]) -> str:
+    return "known keys: " + ", ".join(sorted(keys))

@@ -1,0 +1,175 @@
+"""Typed models for one environment, made in process by datamodel-code-generator.
+
+The bundled schema goes in as text (no paths, no timestamps), so the output depends only on
+the schema content and the pinned generator. Two adjustments are made around the generator:
+objects the server writes (observation and state) are opened up so that unknown fields are
+kept rather than rejected, and the placeholder root class the generator makes for the bundle
+is cut out of the module.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import Any
+
+from generator.errors import GenerationError
+from generator.loader import EnvInput
+
+ROOT_NAME = "EnvgenBundleRoot"
+PYDANTIC_BASE = "generator.runtime.EnvModel"
+
+_CLOSING = ("additionalProperties", "unevaluatedProperties")
+
+
+def generate_models(env: EnvInput, header: str) -> str:
+    """Return the source of `models.py` (not yet formatted) for `env`."""
+    defs = _open_reader_objects(env)
+    document = env.bundle.document(ROOT_NAME)
+    document["$defs"] = defs
+    source = _run_generator(document, env.manifest.model_type, header)
+    source = _cut_root(source)
+    _check_defines(source, [env.class_name(role) for role in ("action", "observation", "state")])
+    return source
+
+
+def _run_generator(document: dict[str, Any], model_type: str, header: str) -> str:
+    # Imported here: the generator is heavy and only `generate` needs it.
+    from datamodel_code_generator import (
+        DataModelType,
+        InputFileType,
+        PythonVersion,
+        generate,
+    )
+
+    options: dict[str, Any] = {}
+    if model_type == "pydantic":
+        options["output_model_type"] = DataModelType.PydanticV2BaseModel
+        options["base_class"] = PYDANTIC_BASE
+    else:
+        options["output_model_type"] = DataModelType.PydanticV2Dataclass
+    try:
+        result = generate(
+            document,
+            input_file_type=InputFileType.JsonSchema,
+            input_filename="bundle.json",
+            class_name=ROOT_NAME,
+            target_python_version=PythonVersion.PY_311,
+            disable_timestamp=True,
+            custom_file_header=header,
+            formatters=[],
+            use_annotated=True,
+            field_constraints=True,
+            use_standard_collections=True,
+            use_union_operator=True,
+            use_type_alias=True,
+            collapse_root_models=True,
+            enum_field_as_literal="all",
+            use_field_description=True,
+            use_schema_description=True,
+            use_double_quotes=True,
+            strict_nullable=True,
+            **options,
+        )
+    except Exception as exc:  # the generator raises many types; report them as one
+        raise GenerationError(f"datamodel-code-generator failed: {exc}") from exc
+    if not isinstance(result, str):
+        raise GenerationError("datamodel-code-generator returned no single module")
+    return result
+
+
+def _open_reader_objects(env: EnvInput) -> dict[str, Any]:
+    """Defs reachable from the observation or state schema stop rejecting unknown fields.
+
+    The server writes those objects and may add fields before its schema says so; the client
+    keeps them (reachable through `model_extra`) instead of failing. Defs reachable only from
+    the action keep `additionalProperties: false`, so bad actions fail before they are sent.
+    """
+    defs = copy.deepcopy(env.bundle.defs)
+    readers = [env.class_name("observation"), env.class_name("state")]
+    for name in _reachable(defs, readers):
+        defs[name] = _strip_closing(defs[name])
+    return defs
+
+
+def _reachable(defs: dict[str, Any], roots: list[str]) -> list[str]:
+    seen: list[str] = []
+    stack = list(roots)
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in defs:
+            continue
+        seen.append(name)
+        stack.extend(_refs(defs[name]))
+    return sorted(seen)
+
+
+def _refs(node: Any) -> list[str]:
+    found: list[str] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+                found.append(value.removeprefix("#/$defs/").replace("~1", "/").replace("~0", "~"))
+            elif key not in ("enum", "const", "default", "examples"):
+                found.extend(_refs(value))
+    elif isinstance(node, list):
+        for item in node:
+            found.extend(_refs(item))
+    return found
+
+
+def _strip_closing(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_strip_closing(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: value
+        if key in ("enum", "const", "default", "examples")
+        else _strip_closing(value)
+        for key, value in node.items()
+        if not (key in _CLOSING and value is False)
+    }
+
+
+def _cut_root(source: str) -> str:
+    """Remove the placeholder class (or alias) the generator made for the bundle's root."""
+    tree = _parse(source)
+    lines = source.splitlines(keepends=True)
+    for node in tree.body:
+        if _defines(node) == ROOT_NAME:
+            start = node.lineno - 1
+            if isinstance(node, ast.ClassDef) and node.decorator_list:
+                start = node.decorator_list[0].lineno - 1
+            end = node.end_lineno or node.lineno
+            return "".join(lines[:start] + lines[end:])
+    return source
+
+
+def _check_defines(source: str, names: list[str]) -> None:
+    defined = {_defines(node) for node in _parse(source).body}
+    missing = [n for n in names if n not in defined]
+    if missing:
+        raise GenerationError(
+            "generated models lack " + ", ".join(missing) + " (a schema name collides with "
+            "them; rename the clashing $defs entry)"
+        )
+
+
+def _defines(node: ast.stmt) -> str | None:
+    if isinstance(node, ast.ClassDef):
+        return node.name
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        if isinstance(target, ast.Name):
+            return target.id
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id
+    return None
+
+
+def _parse(source: str) -> ast.Module:
+    try:
+        return ast.parse(source)
+    except SyntaxError as exc:
+        raise GenerationError(f"generated models do not parse: {exc}") from exc

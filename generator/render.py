@@ -1,0 +1,119 @@
+"""Rendering one environment's generated package from the Jinja templates in `templates/`.
+
+Schema and manifest text reaches the output only through filters that make it inert: Python
+literals (`pyrepr`), HTML-escaped Markdown table cells (`cell`) and comment-safe text
+(`comment`). Nothing from a schema is ever used as template source.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from generator import __version__
+from generator.fields import sections
+from generator.formatting import format_python
+from generator.loader import EnvInput
+from generator.modelgen import generate_models
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+OUTPUT_FILES = ("__init__.py", "client.py", "models.py", "py.typed", "README.md")
+PACKAGE_INIT = '"""Generated environment clients: one package per environment, made by envgen."""\n'
+
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_{}\[\]()#+!~|$]")
+
+
+def pyrepr(value: Any) -> str:
+    """A Python literal for `value`; strings can never escape their quotes."""
+    if isinstance(value, str | int | float | bool | type(None)):
+        return repr(value)
+    if isinstance(value, tuple | list):
+        inner = ", ".join(pyrepr(v) for v in value)
+        if isinstance(value, tuple):
+            return f"({inner},)" if len(value) == 1 else f"({inner})"
+        return f"[{inner}]"
+    raise TypeError(f"pyrepr cannot render {type(value).__name__}")
+
+
+def docstring(value: Any) -> str:
+    """A triple-quoted docstring holding `value` verbatim; quotes and backslashes escaped."""
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    text = "".join(
+        c if c in "\n\t" or c.isprintable() else repr(c)[1:-1] for c in text
+    )
+    return '"""' + text + ('\n' if "\n" in text else "") + '"""'
+
+
+def cell(value: Any) -> str:
+    """Text safe inside a Markdown table cell: HTML-escaped, one line, no markup."""
+    text = html.escape(str(value), quote=True)
+    text = _MARKDOWN_SPECIAL.sub(lambda m: f"&#{ord(m.group())};", text)
+    return " ".join(text.split())
+
+
+def comment(value: Any) -> str:
+    """Text safe inside an HTML comment."""
+    return str(value).replace("--", "- -").replace(">", "&gt;")
+
+
+@cache
+def _environment(templates_dir: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(pyrepr=pyrepr, docstring=docstring, cell=cell, comment=comment)
+    return env
+
+
+def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, str]:
+    """Every file of `generated/<env>/`, unformatted, keyed by file name."""
+    jinja = _environment(templates_dir)
+    names = {
+        "client": env.client_name,
+        "action": env.class_name("action"),
+        "observation": env.class_name("observation"),
+        "state": env.class_name("state"),
+    }
+    description = env.manifest.description.strip()
+    summary = f"Typed client for the {env.name} environment, version {env.manifest.version}."
+    context: dict[str, Any] = {
+        "env": env,
+        "manifest": env.manifest,
+        "generator_version": __version__,
+        "docstring": summary + ("\n\n" + description if description else ""),
+        "exports": sorted(names.values()),
+        "sections": sections(env),
+        **names,
+    }
+
+    def render(template: str) -> str:
+        return jinja.get_template(template).render(context)
+
+    files = {
+        "__init__.py": render("__init__.py.jinja"),
+        "client.py": render("client.py.jinja"),
+        "models.py": generate_models(env, render("models_header.py.jinja").rstrip("\n")),
+        "py.typed": render("py.typed.jinja"),
+        "README.md": render("README.md.jinja"),
+    }
+    return files
+
+
+def render_envs(envs: list[EnvInput], templates_dir: Path = TEMPLATES_DIR) -> dict[str, str]:
+    """Every generated file of `envs`, keyed `<env>/<file>`, formatted in one ruff run."""
+    files: dict[str, str] = {"__init__.py": PACKAGE_INIT}
+    for env in envs:
+        for name, text in render_env(env, templates_dir).items():
+            files[f"{env.name}/{name}"] = text
+    files = format_python(files)
+    return {path: text.rstrip("\n") + "\n" for path, text in files.items()}

@@ -1,0 +1,112 @@
+"""`envgen new`: a new environment's schema folder with a small example that generates."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from generator.errors import EnvExistsError, EnvgenError
+from generator.jsonio import pretty_json
+from generator.loader import Layout
+from generator.manifest import check_env_name, default_class_prefix
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _schemas(prefix: str) -> dict[str, dict[str, Any]]:
+    return {
+        "action": {
+            "$schema": DRAFT,
+            "title": f"{prefix}Action",
+            "description": "What the agent sends on each step.",
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "message": {"type": "string", "description": "Text sent to the environment."}
+            },
+            "required": ["message"],
+        },
+        "observation": {
+            "$schema": DRAFT,
+            "title": f"{prefix}Observation",
+            "description": "What the environment returns after each reset and step.",
+            "type": "object",
+            "properties": {
+                "reply": {"type": "string", "description": "The environment's answer."},
+                "turn": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "default": 0,
+                    "description": "Steps taken so far in this episode.",
+                },
+            },
+            "required": ["reply"],
+        },
+        "state": {
+            "$schema": DRAFT,
+            "title": f"{prefix}State",
+            "description": "The environment's episode bookkeeping.",
+            "type": "object",
+            "properties": {
+                "episode_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Identifier of the current episode.",
+                },
+                "step_count": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "default": 0,
+                    "description": "Steps taken in the current episode.",
+                },
+            },
+        },
+    }
+
+
+def _manifest(name: str) -> str:
+    return f'''name = "{name}"
+version = "0.1.0"
+description = "Describe what the {name} environment does."
+transport = "websocket"          # or "http" for stateful HTTP servers
+# class_prefix = "{default_class_prefix(name)}"          # optional; derived from the name
+# model_type = "pydantic"        # or "dataclasses"
+
+[server]
+# The argv that serves this env locally; {{python}}, {{host}}, {{port}} and {{transport}}
+# are filled in by the client's from_local_process().
+# command = ["{{python}}", "-m", "my_package.server", "--port", "{{port}}"]
+health_path = "/health"
+startup_timeout_s = 60
+
+[docker]
+# image = "{name.replace("_", "-")}:0.1.0"
+port = 8000
+'''
+
+
+def new_env(layout: Layout, name: str) -> Path:
+    """Create schemas/<name>/ atomically; refuse to touch an existing folder."""
+    problem = check_env_name(name)
+    if problem:
+        raise EnvgenError(f"env name {name!r} {problem}", hint="for example: envgen new my_env")
+    target = layout.schemas / name
+    if target.exists():
+        raise EnvExistsError(
+            f"{layout.display(target)} already exists; envgen new never overwrites an env",
+            hint="edit its schemas, or remove the folder first",
+        )
+    layout.schemas.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{name}-new-", dir=layout.schemas))
+    try:
+        (stage / "env.toml").write_text(_manifest(name), encoding="utf-8")
+        for role, schema in _schemas(default_class_prefix(name)).items():
+            (stage / f"{role}.schema.json").write_text(pretty_json(schema), encoding="utf-8")
+        os.rename(stage, target)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return target

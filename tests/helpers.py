@@ -1,0 +1,51 @@
+"""Small helpers shared by the generator's tests: build a project tree in a temp folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+OBJECT = {"type": "object", "properties": {"x": {"type": "integer"}}}
+
+
+def manifest(name: str, **extra: str) -> str:
+    lines = [f'name = "{name}"', 'version = "1.0.0"', f'description = "The {name} env."']
+    lines += [f"{key} = {json.dumps(value)}" for key, value in extra.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_env(
+    root: Path,
+    name: str,
+    *,
+    action: Any = OBJECT,
+    observation: Any = OBJECT,
+    state: Any = OBJECT,
+    toml: str | None = None,
+    raw: dict[str, str] | None = None,
+) -> Path:
+    """Create schemas/<name>/ under `root`; `raw` overrides files with literal text."""
+    env_dir = root / "schemas" / name
+    env_dir.mkdir(parents=True, exist_ok=True)
+    (env_dir / "env.toml").write_text(toml if toml is not None else manifest(name))
+    for role, schema in (("action", action), ("observation", observation), ("state", state)):
+        (env_dir / f"{role}.schema.json").write_text(json.dumps(schema, indent=2))
+    for rel, text in (raw or {}).items():
+        path = root / "schemas" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return env_dir
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` with its bytes: to prove nothing changed."""
+    if not folder.exists():
+        return {}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
