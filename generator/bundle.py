@@ -44,8 +44,11 @@ class Bundle:
 
     def document(self, root_name: str) -> dict[str, Any]:
         """The text handed to the model generator: a root that only holds `$defs`."""
-        return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": root_name,
-                "$defs": self.defs}
+        return {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": root_name,
+            "$defs": self.defs,
+        }
 
 
 class Bundler:
@@ -164,9 +167,7 @@ class Bundler:
                 }
             elif key == "$ref" and isinstance(value, str):
                 target = self._resolve(value, path, here)
-                out[key] = "#/$defs/" + self._name_for(target).replace("~", "~0").replace(
-                    "/", "~1"
-                )
+                out[key] = "#/$defs/" + self._name_for(target).replace("~", "~0").replace("/", "~1")
             else:
                 out[key] = self._rewrite(value, path, here)
         return out
@@ -212,8 +213,11 @@ class Bundler:
             name = start
             while True:
                 node = self._defs.get(name)
-                if not (isinstance(node, dict) and set(node) <= {"$ref", "title", "description"}
-                        and "$ref" in node):
+                if not (
+                    isinstance(node, dict)
+                    and set(node) <= {"$ref", "title", "description"}
+                    and "$ref" in node
+                ):
                     break
                 if name in seen:
                     path, pointer = self._owners[start]

@@ -44,10 +44,20 @@ def _fail(exc: EnvgenError) -> None:
     show_default=True,
     help="Project folder holding schemas/ and generated/.",
 )
-@click.option("--schemas", "schemas_dir", default="schemas", show_default=True,
-              help="Input folder, relative to --root.")
-@click.option("--generated", "generated_dir", default="generated", show_default=True,
-              help="Output folder, relative to --root.")
+@click.option(
+    "--schemas",
+    "schemas_dir",
+    default="schemas",
+    show_default=True,
+    help="Input folder, relative to --root.",
+)
+@click.option(
+    "--generated",
+    "generated_dir",
+    default="generated",
+    show_default=True,
+    help="Output folder, relative to --root.",
+)
 @click.pass_context
 def main(ctx: click.Context, root: Path, schemas_dir: str, generated_dir: str) -> None:
     """Generate typed clients for RL environment servers from JSON Schemas.

@@ -105,7 +105,7 @@ def describe(schema: Any, defs: dict[str, Any]) -> str:
     if not isinstance(schema, dict):
         return "any"
     if "$ref" in schema:
-        return schema["$ref"].removeprefix("#/$defs/")
+        return str(schema["$ref"]).removeprefix("#/$defs/")
     if "const" in schema:
         return "const " + json.dumps(schema["const"], ensure_ascii=False)
     if "enum" in schema:

@@ -7,6 +7,7 @@ on every machine; ruff's cache is off so nothing is left beside the output.
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import tempfile
 from pathlib import Path
@@ -14,14 +15,20 @@ from pathlib import Path
 from generator.errors import GenerationError
 
 LINE_LENGTH = 100
-_COMMON = ["--isolated", "--no-cache", "--target-version", "py311", "--line-length",
-           str(LINE_LENGTH)]
+_COMMON = [
+    "--isolated",
+    "--no-cache",
+    "--target-version",
+    "py311",
+    "--line-length",
+    str(LINE_LENGTH),
+]
 
 
 def _ruff() -> str:
-    from ruff.__main__ import find_ruff_bin
-
-    return str(find_ruff_bin())
+    # ruff ships its binary inside the wheel; ask the package where it is.
+    locator = importlib.import_module("ruff.__main__")
+    return str(locator.find_ruff_bin())
 
 
 def format_python(sources: dict[str, str]) -> dict[str, str]:
@@ -36,8 +43,10 @@ def format_python(sources: dict[str, str]) -> dict[str, str]:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         ruff = _ruff()
-        _run([ruff, "check", *_COMMON, "--select", "I,F401", "--fix", "--exit-zero", "--quiet", "."],
-             root)
+        _run(
+            [ruff, "check", *_COMMON, "--select", "I,F401", "--fix", "--exit-zero", "--quiet", "."],
+            root,
+        )
         _run([ruff, "format", *_COMMON, "--quiet", "."], root)
         formatted = {path: (root / path).read_text(encoding="utf-8") for path in python}
     return {path: formatted.get(path, text) for path, text in sources.items()}

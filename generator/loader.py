@@ -26,8 +26,9 @@ class Layout:
     @classmethod
     def at(cls, root: Path, schemas: str = "schemas", generated: str = "generated") -> Layout:
         root = root.resolve()
-        return cls(root=root, schemas=(root / schemas).resolve(),
-                   generated=(root / generated).resolve())
+        return cls(
+            root=root, schemas=(root / schemas).resolve(), generated=(root / generated).resolve()
+        )
 
     def display(self, path: Path) -> str:
         try:
@@ -83,8 +84,11 @@ def load_env(layout: Layout, name: str) -> EnvInput:
         )
     manifest = load_manifest(manifest_path, layout.display(manifest_path), name)
     prefix = manifest.class_prefix
-    role_names = {"action": f"{prefix}Action", "observation": f"{prefix}Observation",
-                  "state": f"{prefix}State"}
+    role_names = {
+        "action": f"{prefix}Action",
+        "observation": f"{prefix}Observation",
+        "state": f"{prefix}State",
+    }
     role_files = {role: role_file(env_dir, role) for role in ROLES}
     for role, path in role_files.items():
         doc = read_json(path, layout.display(path))

@@ -51,7 +51,7 @@ class Manifest:
 
 def default_class_prefix(env_name: str) -> str:
     """`echo_env` -> `Echo`: OpenEnv's convention, the `_env` suffix dropped."""
-    base = env_name[: -len("_env")] if env_name.endswith("_env") and env_name != "_env" else env_name
+    base = env_name.removesuffix("_env") or env_name
     return "".join(part[:1].upper() + part[1:] for part in base.split("_") if part)
 
 
@@ -96,7 +96,7 @@ def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
             if key not in keys:
                 raise fail(f"/{table}/{key}", f"unknown key {key!r}", hint=_known_keys_hint(keys))
 
-    name = _string(data, "name", fail, required=True)
+    name = _required_string(data, "name", fail)
     problem = check_env_name(name)
     if problem:
         raise fail("/name", f"env name {name!r} {problem}")
@@ -106,7 +106,7 @@ def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
             f"name {name!r} does not match its folder {expected_name!r}",
             hint="rename the folder or fix the name",
         )
-    version = _string(data, "version", fail, required=True)
+    version = _required_string(data, "version", fail)
     if not SEMVER_RE.match(version):
         raise fail("/version", f"version {version!r} is not a semantic version like 1.2.0")
     description = _string(data, "description", fail) or ""
@@ -170,11 +170,16 @@ def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
     )
 
 
-def _string(data: dict[str, Any], key: str, fail: Any, *, required: bool = False) -> str | None:
+def _required_string(data: dict[str, Any], key: str, fail: Any) -> str:
+    value = _string(data, key, fail)
+    if value is None:
+        raise fail(f"/{key}", f"missing required key {key!r}")
+    return value
+
+
+def _string(data: dict[str, Any], key: str, fail: Any) -> str | None:
     value = data.get(key)
     if value is None:
-        if required:
-            raise fail(f"/{key}", f"missing required key {key!r}")
         return None
     if not isinstance(value, str):
         raise fail(f"/{key}", f"{key} must be a string, not {type(value).__name__}")

@@ -35,12 +35,10 @@ def generate_models(env: EnvInput, header: str) -> str:
 
 def _run_generator(document: dict[str, Any], model_type: str, header: str) -> str:
     # Imported here: the generator is heavy and only `generate` needs it.
-    from datamodel_code_generator import (
-        DataModelType,
-        InputFileType,
-        PythonVersion,
-        generate,
-    )
+    from datamodel_code_generator import generate
+    from datamodel_code_generator.enums import DataModelType, InputFileType
+    from datamodel_code_generator.format import PythonVersion
+    from datamodel_code_generator.parser import LiteralType
 
     options: dict[str, Any] = {}
     if model_type == "pydantic":
@@ -64,7 +62,7 @@ def _run_generator(document: dict[str, Any], model_type: str, header: str) -> st
             use_union_operator=True,
             use_type_alias=True,
             collapse_root_models=True,
-            enum_field_as_literal="all",
+            enum_field_as_literal=LiteralType.All,
             use_field_description=True,
             use_schema_description=True,
             use_double_quotes=True,
@@ -124,9 +122,7 @@ def _strip_closing(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     return {
-        key: value
-        if key in ("enum", "const", "default", "examples")
-        else _strip_closing(value)
+        key: value if key in ("enum", "const", "default", "examples") else _strip_closing(value)
         for key, value in node.items()
         if not (key in _CLOSING and value is False)
     }

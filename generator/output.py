@@ -47,7 +47,7 @@ class Build:
 
     def env_files(self, name: str) -> dict[str, str]:
         prefix = name + "/"
-        return {p[len(prefix):]: t for p, t in self.files.items() if p.startswith(prefix)}
+        return {p[len(prefix) :]: t for p, t in self.files.items() if p.startswith(prefix)}
 
 
 @dataclass
@@ -91,7 +91,8 @@ def stale_env_dirs(layout: Layout, result: Build) -> list[Path]:
         return []
     names = {env.name for env in result.envs}
     return sorted(
-        p for p in layout.generated.iterdir()
+        p
+        for p in layout.generated.iterdir()
         if p.is_dir() and p.name not in names and is_generated_dir(p)
     )
 
@@ -101,8 +102,9 @@ def write(layout: Layout, result: Build) -> list[str]:
     out = layout.generated
     out.mkdir(parents=True, exist_ok=True)
     _repair(out)
-    changed = [env.name for env in result.envs
-               if _disk_files(out / env.name) != result.env_files(env.name)]
+    changed = [
+        env.name for env in result.envs if _disk_files(out / env.name) != result.env_files(env.name)
+    ]
     stale = stale_env_dirs(layout, result)
     stage = out / f"{_STAGE}-{os.getpid()}"
     aside = out / f"{_ASIDE}-{os.getpid()}"

@@ -43,10 +43,8 @@ def pyrepr(value: Any) -> str:
 def docstring(value: Any) -> str:
     """A triple-quoted docstring holding `value` verbatim; quotes and backslashes escaped."""
     text = str(value).replace("\\", "\\\\").replace('"', '\\"')
-    text = "".join(
-        c if c in "\n\t" or c.isprintable() else repr(c)[1:-1] for c in text
-    )
-    return '"""' + text + ('\n' if "\n" in text else "") + '"""'
+    text = "".join(c if c in "\n\t" or c.isprintable() else repr(c)[1:-1] for c in text)
+    return '"""' + text + ("\n" if "\n" in text else "") + '"""'
 
 
 def cell(value: Any) -> str:

@@ -18,7 +18,10 @@ def test_role_names_and_sources(tmp_path: Path) -> None:
     write_env(tmp_path, "demo_env")
     env = _load(tmp_path, "demo_env")
     assert env.bundle.role_names == {
-        "action": "DemoAction", "observation": "DemoObservation", "state": "DemoState"}
+        "action": "DemoAction",
+        "observation": "DemoObservation",
+        "state": "DemoState",
+    }
     assert env.sources == (
         "schemas/demo_env/env.toml",
         "schemas/demo_env/action.schema.json",
@@ -29,13 +32,24 @@ def test_role_names_and_sources(tmp_path: Path) -> None:
 
 
 def test_cross_file_ref_is_inlined_into_defs(tmp_path: Path) -> None:
-    shared = {"type": "object", "properties": {"stdout": {"type": "string"}},
-              "$defs": {"Code": {"type": "integer"}}}
-    obs = {"type": "object", "properties": {
-        "result": {"$ref": "../_shared/exec_result.schema.json"},
-        "code": {"$ref": "../_shared/exec_result.schema.json#/$defs/Code"}}}
-    write_env(tmp_path, "demo", observation=obs,
-              raw={"_shared/exec_result.schema.json": json.dumps(shared)})
+    shared = {
+        "type": "object",
+        "properties": {"stdout": {"type": "string"}},
+        "$defs": {"Code": {"type": "integer"}},
+    }
+    obs = {
+        "type": "object",
+        "properties": {
+            "result": {"$ref": "../_shared/exec_result.schema.json"},
+            "code": {"$ref": "../_shared/exec_result.schema.json#/$defs/Code"},
+        },
+    }
+    write_env(
+        tmp_path,
+        "demo",
+        observation=obs,
+        raw={"_shared/exec_result.schema.json": json.dumps(shared)},
+    )
     env = _load(tmp_path)
     defs = env.bundle.defs
     assert defs["DemoObservation"]["properties"]["result"] == {"$ref": "#/$defs/ExecResult"}
@@ -45,10 +59,16 @@ def test_cross_file_ref_is_inlined_into_defs(tmp_path: Path) -> None:
 
 
 def test_same_def_name_in_two_files_gets_distinct_names(tmp_path: Path) -> None:
-    act = {"type": "object", "properties": {"p": {"$ref": "#/$defs/Pos"}},
-           "$defs": {"Pos": {"type": "integer"}}}
-    obs = {"type": "object", "properties": {"p": {"$ref": "#/$defs/Pos"}},
-           "$defs": {"Pos": {"type": "string"}}}
+    act = {
+        "type": "object",
+        "properties": {"p": {"$ref": "#/$defs/Pos"}},
+        "$defs": {"Pos": {"type": "integer"}},
+    }
+    obs = {
+        "type": "object",
+        "properties": {"p": {"$ref": "#/$defs/Pos"}},
+        "$defs": {"Pos": {"type": "string"}},
+    }
     write_env(tmp_path, "demo", action=act, observation=obs)
     defs = _load(tmp_path).bundle.defs
     assert defs["Pos"] == {"type": "integer"}
@@ -63,16 +83,22 @@ def test_hash_changes_with_content(tmp_path: Path) -> None:
 
 
 def test_data_keywords_are_not_rewritten(tmp_path: Path) -> None:
-    act = {"type": "object", "properties": {
-        "x": {"type": "object", "default": {"$ref": "nowhere.json"}, "const": {"$ref": "no"}}}}
+    act = {
+        "type": "object",
+        "properties": {
+            "x": {"type": "object", "default": {"$ref": "nowhere.json"}, "const": {"$ref": "no"}}
+        },
+    }
     write_env(tmp_path, "demo", action=act)
     prop = _load(tmp_path).bundle.defs["DemoAction"]["properties"]["x"]
     assert prop["default"] == {"$ref": "nowhere.json"}
 
 
 def test_property_named_like_a_keyword_is_kept(tmp_path: Path) -> None:
-    act = {"type": "object", "properties": {"$defs": {"type": "string"},
-                                            "$ref": {"type": "integer"}}}
+    act = {
+        "type": "object",
+        "properties": {"$defs": {"type": "string"}, "$ref": {"type": "integer"}},
+    }
     write_env(tmp_path, "demo", action=act)
     props = _load(tmp_path).bundle.defs["DemoAction"]["properties"]
     assert props == {"$defs": {"type": "string"}, "$ref": {"type": "integer"}}
@@ -100,17 +126,27 @@ def test_bad_refs_name_file_and_pointer(tmp_path: Path, ref: str, words: str) ->
 
 
 def test_ref_cycle_without_schema_is_an_error(tmp_path: Path) -> None:
-    act = {"type": "object", "properties": {"x": {"$ref": "#/$defs/A"}},
-           "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}}
+    act = {
+        "type": "object",
+        "properties": {"x": {"$ref": "#/$defs/A"}},
+        "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}},
+    }
     write_env(tmp_path, "demo", action=act)
     with pytest.raises(RefError, match="cycle"):
         _load(tmp_path)
 
 
 def test_recursive_object_is_fine(tmp_path: Path) -> None:
-    state = {"type": "object", "properties": {"tree": {"$ref": "#/$defs/Node"}},
-             "$defs": {"Node": {"type": "object", "properties": {
-                 "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}}
+    state = {
+        "type": "object",
+        "properties": {"tree": {"$ref": "#/$defs/Node"}},
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+            }
+        },
+    }
     write_env(tmp_path, "demo", state=state)
     defs = _load(tmp_path).bundle.defs
     assert defs["Node"]["properties"]["kids"]["items"] == {"$ref": "#/$defs/Node"}
@@ -127,8 +163,9 @@ def test_invalid_schema_names_pointer(tmp_path: Path) -> None:
 
 def test_invalid_schema_in_referenced_file(tmp_path: Path) -> None:
     obs = {"type": "object", "properties": {"r": {"$ref": "../_shared/r.json"}}}
-    write_env(tmp_path, "demo", observation=obs,
-              raw={"_shared/r.json": json.dumps({"type": "strin"})})
+    write_env(
+        tmp_path, "demo", observation=obs, raw={"_shared/r.json": json.dumps({"type": "strin"})}
+    )
     with pytest.raises(SchemaError) as info:
         _load(tmp_path)
     assert info.value.file == "schemas/_shared/r.json"
@@ -151,9 +188,12 @@ def test_non_object_root_is_refused(tmp_path: Path) -> None:
 
 
 def test_draft07_definitions_are_followed(tmp_path: Path) -> None:
-    act = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
-           "properties": {"x": {"$ref": "#/definitions/X"}},
-           "definitions": {"X": {"type": "integer"}}}
+    act = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"x": {"$ref": "#/definitions/X"}},
+        "definitions": {"X": {"type": "integer"}},
+    }
     write_env(tmp_path, "demo", action=act)
     defs = _load(tmp_path).bundle.defs
     assert defs["X"] == {"type": "integer"}

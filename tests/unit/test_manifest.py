@@ -31,12 +31,16 @@ def test_full(tmp_path: Path) -> None:
         'name = "echo_env"\nversion = "2.0.0-rc.1"\ndescription = "d"\nclass_prefix = "Ec"\n'
         'transport = "http"\nmodel_type = "dataclasses"\n[server]\n'
         'command = ["{python}", "-m", "x", "--port", "{port}"]\nhealth_path = "/healthz"\n'
-        "startup_timeout_s = 5\n[docker]\nimage = \"img:1\"\nport = 9000\n",
+        'startup_timeout_s = 5\n[docker]\nimage = "img:1"\nport = 9000\n',
     )
     assert (m.class_prefix, m.transport, m.model_type) == ("Ec", "http", "dataclasses")
     assert m.server_command == ("{python}", "-m", "x", "--port", "{port}")
     assert (m.health_path, m.startup_timeout_s, m.docker_image, m.docker_port) == (
-        "/healthz", 5.0, "img:1", 9000)
+        "/healthz",
+        5.0,
+        "img:1",
+        9000,
+    )
 
 
 @pytest.mark.parametrize(
@@ -47,19 +51,37 @@ def test_full(tmp_path: Path) -> None:
         ('name = "echo_env"\nversion = "1.0"\n', "/version", "semantic version"),
         ('name = "echo_env"\nversion = "1.0.0"\ntransport = "grpc"\n', "/transport", "'http'"),
         ('name = "echo_env"\nversion = "1.0.0"\nmodel_type = "attrs"\n', "/model_type", "attrs"),
-        ('name = "echo_env"\nversion = "1.0.0"\nclass_prefix = "echo"\n', "/class_prefix",
-         "capitalised"),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\nclass_prefix = "echo"\n',
+            "/class_prefix",
+            "capitalised",
+        ),
         ('name = "echo_env"\nversion = "1.0.0"\nverison = "1"\n', "/verison", "unknown key"),
-        ('name = "echo_env"\nversion = "1.0.0"\n[server]\ncomand = []\n', "/server/comand",
-         "unknown key"),
-        ('name = "echo_env"\nversion = "1.0.0"\n[server]\ncommand = "python x"\n',
-         "/server/command", "list of strings"),
-        ('name = "echo_env"\nversion = "1.0.0"\n[server]\ncommand = ["{nope}"]\n',
-         "/server/command/0", "placeholder"),
-        ('name = "echo_env"\nversion = "1.0.0"\n[server]\nhealth_path = "health"\n',
-         "/server/health_path", "starting with '/'"),
-        ('name = "echo_env"\nversion = "1.0.0"\n[docker]\nport = 70000\n', "/docker/port",
-         "1 to 65535"),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[server]\ncomand = []\n',
+            "/server/comand",
+            "unknown key",
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[server]\ncommand = "python x"\n',
+            "/server/command",
+            "list of strings",
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[server]\ncommand = ["{nope}"]\n',
+            "/server/command/0",
+            "placeholder",
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[server]\nhealth_path = "health"\n',
+            "/server/health_path",
+            "starting with '/'",
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[docker]\nport = 70000\n',
+            "/docker/port",
+            "1 to 65535",
+        ),
         ('name = "echo_env"\nversion = 1\n', "/version", "must be a string"),
     ],
 )

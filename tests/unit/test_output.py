@@ -26,9 +26,17 @@ def test_generate_then_check_is_clean(tmp_path: Path) -> None:
     layout = Layout.at(tmp_path)
     assert check(layout, build(layout)).ok
     assert sorted(p.name for p in (tmp_path / "generated").iterdir()) == [
-        "__init__.py", "alpha", "beta"]
+        "__init__.py",
+        "alpha",
+        "beta",
+    ]
     assert sorted(p.name for p in (tmp_path / "generated" / "alpha").iterdir()) == [
-        "README.md", "__init__.py", "client.py", "models.py", "py.typed"]
+        "README.md",
+        "__init__.py",
+        "client.py",
+        "models.py",
+        "py.typed",
+    ]
     assert _generate(tmp_path) == []  # nothing changed, nothing rewritten
 
 
@@ -37,7 +45,8 @@ def test_output_is_deterministic_across_locations(tmp_path: Path) -> None:
         write_env(tmp_path / where, "alpha")
         _generate(tmp_path / where)
     assert snapshot(tmp_path / "one" / "generated") == snapshot(
-        tmp_path / "two/deeper" / "generated")
+        tmp_path / "two/deeper" / "generated"
+    )
     text = (tmp_path / "one/generated/alpha/models.py").read_text()
     assert str(tmp_path) not in text
 
@@ -47,7 +56,9 @@ def test_bad_input_writes_nothing(tmp_path: Path) -> None:
     write_env(tmp_path, "beta")
     _generate(tmp_path)
     before = snapshot(tmp_path / "generated")
-    write_env(tmp_path, "alpha", observation={"type": "object", "properties": {"n": {"type": "integer"}}})
+    write_env(
+        tmp_path, "alpha", observation={"type": "object", "properties": {"n": {"type": "integer"}}}
+    )
     (tmp_path / "schemas/beta/action.schema.json").write_text("{ not json")
     with pytest.raises(SchemaError):
         _generate(tmp_path)
@@ -65,7 +76,9 @@ def test_errors_in_several_envs_are_all_reported(tmp_path: Path) -> None:
     assert files == ["schemas/alpha/state.schema.json", "schemas/beta/state.schema.json"]
 
 
-def test_failure_during_swap_rolls_back_on_next_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failure_during_swap_rolls_back_on_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_env(tmp_path, "alpha")
     _generate(tmp_path)
     before = snapshot(tmp_path / "generated")
@@ -90,7 +103,9 @@ def test_failure_during_swap_rolls_back_on_next_run(tmp_path: Path, monkeypatch:
     assert snapshot(tmp_path / "generated") == before
 
 
-def test_sigint_during_swap_is_delivered_after_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sigint_during_swap_is_delivered_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_env(tmp_path, "alpha")
     _generate(tmp_path)
     write_env(tmp_path, "alpha", action={"type": "object", "properties": {"z": {"type": "string"}}})
@@ -106,8 +121,10 @@ def test_sigint_during_swap_is_delivered_after_it(tmp_path: Path, monkeypatch: p
         _generate(tmp_path)
     monkeypatch.undo()
     # the swap finished before the interrupt was delivered: the new output is complete
-    assert '"z"' in (tmp_path / "generated/alpha/README.md").read_text() or "z" in (
-        tmp_path / "generated/alpha/models.py").read_text()
+    assert (
+        '"z"' in (tmp_path / "generated/alpha/README.md").read_text()
+        or "z" in (tmp_path / "generated/alpha/models.py").read_text()
+    )
     layout = Layout.at(tmp_path)
     assert check(layout, build(layout)).ok
 

@@ -7,10 +7,10 @@ import pytest
 from generator.render import cell, comment, docstring, pyrepr
 
 NASTY = [
-    'plain',
+    "plain",
     '"""; import os; os.system("touch /tmp/x") #',
     "'''",
-    "ends with a quote\"",
+    'ends with a quote"',
     "ends with a backslash\\",
     "{{ 7 * 7 }} {% raw %}",
     "line\nbreak\r\nand\ttab and \x00 nul and \u2028 separator",
