@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from generator.errors import RefError, SchemaError
-from generator.jsonio import read_json
+from generator.jsonio import canonical_json, read_json
 from generator.schema_check import check_meta_schema, json_pointer
 
 ROLES = ("action", "observation", "state")
@@ -81,6 +81,7 @@ class Bundler:
             node = self._at(path, pointer, None)
             self._defs[self._names[key]] = self._rewrite(node, path, pointer)
         self._check_ref_cycles()
+        self._merge_identical(set(role_names.values()))
         ordered = {name: self._defs[name] for name in sorted(self._defs)}
         return Bundle(
             defs=ordered,
@@ -167,7 +168,7 @@ class Bundler:
                 }
             elif key == "$ref" and isinstance(value, str):
                 target = self._resolve(value, path, here)
-                out[key] = "#/$defs/" + self._name_for(target).replace("~", "~0").replace("/", "~1")
+                out[key] = "#/$defs/" + _escape(self._name_for(target))
             else:
                 out[key] = self._rewrite(value, path, here)
         return out
@@ -206,6 +207,27 @@ class Bundler:
         self._at(target, fragment, (display, here))
         return (target, fragment)
 
+    def _merge_identical(self, keep: set[str]) -> None:
+        """Defs with the same content (say `Position` in two files) become one class."""
+        while True:
+            first: dict[str, str] = {}
+            alias: dict[str, str] = {}
+            # Role defs first so they are the ones kept; then in order of discovery.
+            for name in sorted(self._defs, key=lambda n: n not in keep):
+                text = canonical_json(self._defs[name])
+                if text in first and name not in keep:
+                    alias[name] = first[text]
+                else:
+                    first.setdefault(text, name)
+            if not alias:
+                return
+            for name in alias:
+                del self._defs[name]
+            targets = {
+                f"#/$defs/{_escape(old)}": f"#/$defs/{_escape(new)}" for old, new in alias.items()
+            }
+            self._defs = {name: _retarget(node, targets) for name, node in self._defs.items()}
+
     def _check_ref_cycles(self) -> None:
         """A def that is only a `$ref` to itself, directly or through others, defines nothing."""
         for start in self._defs:
@@ -229,6 +251,25 @@ class Bundler:
                     )
                 seen.append(name)
                 name = node["$ref"].removeprefix("#/$defs/").replace("~1", "/").replace("~0", "~")
+
+
+def _escape(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
+
+
+def _retarget(node: Any, targets: dict[str, str]) -> Any:
+    if isinstance(node, list):
+        return [_retarget(v, targets) for v in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: value
+        if key in _DATA
+        else targets.get(value, value)
+        if key == "$ref" and isinstance(value, str)
+        else _retarget(value, targets)
+        for key, value in node.items()
+    }
 
 
 def _identifier(text: str) -> str:

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from generator.formatting import LINT_RULES, RUFF_SETTINGS
 from tests.golden.regenerate import CASES
 from tests.helpers import REPO
-
-RUFF_RULES = "E,F,W,I,B,UP,SIM"
 
 
 def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -53,25 +52,9 @@ def test_mypy_strict_golden_clients(case: str) -> None:
 def test_ruff_clean_generated_code() -> None:
     folders = [str(REPO / "generated"), *(str(p / "generated") for p in CASES.iterdir())]
     ruff = [sys.executable, "-m", "ruff"]
-    check = _run(
-        [
-            *ruff,
-            "check",
-            "--isolated",
-            "--no-cache",
-            "--line-length",
-            "100",
-            "--select",
-            RUFF_RULES,
-            *folders,
-        ],
-        REPO,
-    )
+    check = _run([*ruff, "check", *RUFF_SETTINGS, *LINT_RULES, *folders], REPO)
     assert check.returncode == 0, check.stdout + check.stderr
-    fmt = _run(
-        [*ruff, "format", "--isolated", "--no-cache", "--line-length", "100", "--check", *folders],
-        REPO,
-    )
+    fmt = _run([*ruff, "format", *RUFF_SETTINGS, "--check", *folders], REPO)
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
 
@@ -81,3 +64,30 @@ def test_ruff_clean_project_code() -> None:
     assert check.returncode == 0, check.stdout + check.stderr
     fmt = _run([sys.executable, "-m", "ruff", "format", "--no-cache", "--check", *targets], REPO)
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+
+
+def test_scaffolded_env_generates_a_client_that_imports_and_type_checks(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from generator.cli import main
+
+    runner = CliRunner()
+    assert runner.invoke(main, ["--root", str(tmp_path), "new", "foo"]).exit_code == 0
+    result = runner.invoke(main, ["--root", str(tmp_path), "generate", "foo"])
+    assert result.exit_code == 0, result.output
+    _mypy(["generated"], tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+    probe = (
+        "from generated.foo import FooAction, FooEnv, FooObservation, FooState\n"
+        "print(FooEnv.SPEC.name, FooAction(message='hi').message)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "foo hi"

@@ -204,3 +204,22 @@ def test_unsafe_file_name_is_refused(tmp_path: Path) -> None:
     write_env(tmp_path, "demo", observation=obs, raw={"_shared/we ird.json": json.dumps(OBJECT)})
     with pytest.raises(SchemaError, match="schema file paths may only use"):
         _load(tmp_path)
+
+
+def test_identical_defs_from_two_files_become_one(tmp_path: Path) -> None:
+    pos = {"type": "object", "properties": {"row": {"type": "integer"}}}
+    obs = {
+        "type": "object",
+        "properties": {"p": {"$ref": "#/$defs/Position"}},
+        "$defs": {"Position": pos},
+    }
+    state = {"type": "object", "properties": {"q": {"$ref": "#/$defs/Pos"}}, "$defs": {"Pos": pos}}
+    write_env(tmp_path, "demo", observation=obs, state=state)
+    defs = _load(tmp_path).bundle.defs
+    assert "Pos" not in defs
+    assert defs["DemoState"]["properties"]["q"] == {"$ref": "#/$defs/Position"}
+
+
+def test_role_defs_are_never_merged_away(tmp_path: Path) -> None:
+    write_env(tmp_path, "demo", action=OBJECT, observation=OBJECT, state=OBJECT)
+    assert sorted(_load(tmp_path).bundle.defs) == ["DemoAction", "DemoObservation", "DemoState"]
