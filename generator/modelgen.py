@@ -142,6 +142,12 @@ def _cut_root(source: str) -> str:
     return source
 
 
+def defined_names(source: str) -> list[str]:
+    """Public top-level classes and aliases of a generated module, sorted."""
+    names = {_defines(node) for node in _parse(source).body}
+    return sorted(n for n in names if n and not n.startswith("_"))
+
+
 def _check_defines(source: str, names: list[str]) -> None:
     defined = {_defines(node) for node in _parse(source).body}
     missing = [n for n in names if n not in defined]

@@ -19,7 +19,8 @@ from generator import __version__
 from generator.fields import sections
 from generator.formatting import format_python
 from generator.loader import EnvInput
-from generator.modelgen import generate_models
+from generator.errors import GenerationError
+from generator.modelgen import defined_names, generate_models
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 OUTPUT_FILES = ("__init__.py", "client.py", "models.py", "py.typed", "README.md")
@@ -89,7 +90,6 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
         "manifest": env.manifest,
         "generator_version": __version__,
         "docstring": summary + ("\n\n" + description if description else ""),
-        "exports": sorted(names.values()),
         "sections": sections(env),
         **names,
     }
@@ -97,10 +97,19 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
     def render(template: str) -> str:
         return jinja.get_template(template).render(context)
 
+    models = generate_models(env, render("models_header.py.jinja").rstrip("\n"))
+    model_names = defined_names(models)
+    if names["client"] in model_names:
+        raise GenerationError(
+            f"a schema type is named {names['client']!r}, like the client class; rename that "
+            "$defs entry or set class_prefix in env.toml"
+        )
+    context["model_names"] = model_names
+    context["exports"] = sorted([names["client"], *model_names])
     files = {
         "__init__.py": render("__init__.py.jinja"),
         "client.py": render("client.py.jinja"),
-        "models.py": generate_models(env, render("models_header.py.jinja").rstrip("\n")),
+        "models.py": models,
         "py.typed": render("py.typed.jinja"),
         "README.md": render("README.md.jinja"),
     }

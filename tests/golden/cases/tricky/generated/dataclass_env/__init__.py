@@ -12,11 +12,13 @@ Models as pydantic dataclasses: bounded float arrays.
 """
 
 from .client import DataclassEnv
-from .models import DataclassAction, DataclassObservation, DataclassState
+from .models import Angle, DataclassAction, DataclassObservation, DataclassState, Torque
 
 __all__ = [
+    "Angle",
     "DataclassAction",
     "DataclassEnv",
     "DataclassObservation",
     "DataclassState",
+    "Torque",
 ]

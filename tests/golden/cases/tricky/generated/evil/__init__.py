@@ -12,11 +12,12 @@ Tries to inject: \"\"\" ''' {{ 7*7 }} {% raw %} __import__('os').system('touch /
 """
 
 from .client import EvilEnv
-from .models import EvilAction, EvilObservation, EvilState
+from .models import EvilAction, EvilObservation, EvilState, Node
 
 __all__ = [
     "EvilAction",
     "EvilEnv",
     "EvilObservation",
     "EvilState",
+    "Node",
 ]

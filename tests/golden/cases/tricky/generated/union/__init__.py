@@ -13,11 +13,29 @@ A tagged-union action, enums, nested arrays, a cross-file $ref and nullable fiel
 """
 
 from .client import GridEnv
-from .models import GridAction, GridObservation, GridState
+from .models import (
+    Cell,
+    CellItem,
+    GridAction,
+    GridObservation,
+    GridState,
+    Move,
+    Pick,
+    Point,
+    ScoresAdditionalProperty,
+    Turn,
+)
 
 __all__ = [
+    "Cell",
+    "CellItem",
     "GridAction",
     "GridEnv",
     "GridObservation",
     "GridState",
+    "Move",
+    "Pick",
+    "Point",
+    "ScoresAdditionalProperty",
+    "Turn",
 ]

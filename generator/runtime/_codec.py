@@ -1,0 +1,177 @@
+"""Turning generated model values into wire JSON and back.
+
+A generated environment emits one of three kinds of type per role: a pydantic model, a stdlib
+(or pydantic) dataclass, or a ``TypeAliasType`` alias of a discriminated union. ``ModelCodec``
+handles all of them through one lazily built pydantic ``TypeAdapter``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from typing import Any, Generic, TypeVar
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, RootModel, TypeAdapter
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticSerializationError
+
+from ._errormap import truncate, validation_error
+from ._exceptions import EnvValidationError, ValidationIssue
+
+__all__ = ["EnvModel", "ModelCodec"]
+
+T = TypeVar("T")
+
+
+class EnvModel(BaseModel):
+    """Base of generated pydantic models.
+
+    ``extra="allow"`` keeps fields a server sends that the schema did not name (reachable via
+    ``model_extra``) instead of dropping them; ``populate_by_name`` lets code use the Python
+    field names when wire names had to be renamed. Action-side models may override
+    ``extra="forbid"`` so typos fail before anything is sent.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+def _wire_key(name: str, info: FieldInfo) -> str:
+    """The key a field is dumped under with ``by_alias=True``."""
+    return info.serialization_alias or info.alias or name
+
+
+def _defaults_to_none(info: FieldInfo) -> bool:
+    return info.default is None and info.default_factory is None
+
+
+def _prune_unset_none(value: Any, dumped: Any) -> None:
+    """Drop keys of fields left at a ``None`` default that the caller never set, in place.
+
+    Walks the runtime value beside its JSON dump, so unions, lists and nested models are
+    handled by what they actually hold. A server whose schema says ``"type": "number"`` rejects
+    ``null``; not sending the key lets the server apply its own default. Fields with a
+    non-None default (a discriminator tag such as ``type: Literal["move"] = "move"``) stay.
+    """
+    if isinstance(value, RootModel):
+        _prune_unset_none(value.root, dumped)
+    elif isinstance(value, BaseModel):
+        if not isinstance(dumped, dict):
+            return
+        fields_set = value.model_fields_set
+        for name, info in type(value).model_fields.items():
+            key = _wire_key(name, info)
+            if key not in dumped:
+                continue
+            if name not in fields_set and _defaults_to_none(info) and dumped[key] is None:
+                del dumped[key]
+            else:
+                _prune_unset_none(getattr(value, name, None), dumped[key])
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if not isinstance(dumped, dict):
+            return
+        # Dataclasses do not record which fields were set: a None left at a None default is
+        # indistinguishable from an explicit None, and sending neither changes nothing.
+        pyd_fields: dict[str, FieldInfo] | None = getattr(type(value), "__pydantic_fields__", None)
+        for field in dataclasses.fields(value):
+            if pyd_fields is not None and field.name in pyd_fields:
+                info = pyd_fields[field.name]
+                key, none_default = _wire_key(field.name, info), _defaults_to_none(info)
+            else:
+                key, none_default = field.name, field.default is None
+            if key not in dumped:
+                continue
+            if none_default and dumped[key] is None and getattr(value, field.name) is None:
+                del dumped[key]
+            else:
+                _prune_unset_none(getattr(value, field.name, None), dumped[key])
+    elif isinstance(value, list | tuple) and isinstance(dumped, list):
+        for item, item_dumped in zip(value, dumped, strict=False):
+            _prune_unset_none(item, item_dumped)
+    elif isinstance(value, dict) and isinstance(dumped, dict) and len(value) == len(dumped):
+        for item, item_dumped in zip(value.values(), dumped.values(), strict=True):
+            _prune_unset_none(item, item_dumped)
+
+
+class ModelCodec(Generic[T]):
+    """Encodes and validates one role's type (``action``, ``observation`` or ``state``).
+
+    The TypeAdapter is built on first use: building adapters for every generated environment
+    at import time would make importing a generated package slow.
+    """
+
+    def __init__(self, tp: Any, role: str) -> None:
+        self._type = tp
+        self._role = role
+        self._adapter: TypeAdapter[T] | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        name = getattr(self._type, "__name__", repr(self._type))
+        return f"ModelCodec({name}, {self._role!r})"
+
+    @property
+    def role(self) -> str:
+        """What this codec carries, used in error messages."""
+        return self._role
+
+    @property
+    def type(self) -> Any:
+        """The wrapped model type."""
+        return self._type
+
+    @property
+    def adapter(self) -> TypeAdapter[T]:
+        """The pydantic TypeAdapter, built on first use."""
+        adapter = self._adapter
+        if adapter is None:
+            with self._lock:
+                adapter = self._adapter
+                if adapter is None:
+                    adapter = TypeAdapter(self._type)
+                    self._adapter = adapter
+        return adapter
+
+    def encode(self, value: T) -> dict[str, Any]:
+        """JSON object to send for ``value``, validated first so bad values never leave.
+
+        Fields left at a ``None`` default that were never set are omitted; everything else,
+        including non-None defaults such as discriminator tags, is sent under its wire name.
+        The payload is validated exactly as it will be sent (a JSON round trip), which also
+        catches values built with ``model_construct`` or assigned wrong types afterwards.
+        """
+        adapter = self.adapter
+        try:
+            dumped = adapter.dump_python(value, mode="json", by_alias=True, warnings=False)
+        except (PydanticSerializationError, TypeError, ValueError, AttributeError) as exc:
+            issue = ValidationIssue(loc=(), message=truncate(str(exc), 300), type="serialization")
+            raise EnvValidationError(
+                self._role,
+                [issue],
+                message=f"{self._role} cannot be serialised to JSON: {issue.message}",
+            ) from exc
+        _prune_unset_none(value, dumped)
+        if not isinstance(dumped, dict):
+            issue = ValidationIssue(loc=(), message="must encode to a JSON object", type="type")
+            raise EnvValidationError(
+                self._role,
+                [issue],
+                message=(f"{self._role} must encode to a JSON object, got {type(dumped).__name__}"),
+            )
+        try:
+            adapter.validate_json(json.dumps(dumped, allow_nan=False))
+        except pydantic.ValidationError as exc:
+            raise validation_error(self._role, exc, hint="nothing was sent") from exc
+        except ValueError as exc:  # NaN/inf that JSON cannot carry
+            issue = ValidationIssue(loc=(), message=str(exc), type="json_serialization")
+            raise EnvValidationError(self._role, [issue]) from exc
+        return dumped
+
+    def decode(self, payload: Any) -> T:
+        """Validate a decoded JSON value from the server into the model type."""
+        try:
+            return self.adapter.validate_python(payload)
+        except pydantic.ValidationError as exc:
+            hint = "the server sent data the generated model rejects (regenerate the client?)"
+            raise validation_error(self._role, exc, hint=hint) from exc

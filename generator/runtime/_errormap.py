@@ -1,0 +1,377 @@
+"""The one place where low-level exceptions become the runtime's own (see ``_exceptions``).
+
+Transports wrap their I/O in ``translate(...)``; the codec calls ``validation_error(...)``;
+reply parsing goes through ``parse_json_object(...)``, ``http_error(...)`` and
+``ws_error(...)``. requests and websockets are looked up in ``sys.modules`` rather than
+imported, so this module stays cheap to import: an exception from a library that was never
+imported cannot occur.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ._exceptions import (
+    EnvConnectionError,
+    EnvgenRuntimeError,
+    EnvTimeoutError,
+    EnvValidationError,
+    ProtocolError,
+    ServerError,
+    ServerValidationError,
+    ValidationIssue,
+)
+
+if TYPE_CHECKING:
+    import pydantic
+
+RECEIVED_LIMIT = 500
+"""How much of an unexpected reply is quoted in an error (characters)."""
+
+BODY_LIMIT = 2000
+"""How much of an error reply's body is kept on a ServerError (characters)."""
+
+# Server error codes after which an OpenEnv server closes the WebSocket itself.
+SESSION_ENDING_CODES = frozenset({"CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"})
+
+_REQUEST_ROLES = {"step": "action", "reset": "reset request", "state": "state request"}
+
+
+def truncate(text: str, limit: int = RECEIVED_LIMIT) -> str:
+    """Shorten ``text`` for a message, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit} more characters]"
+
+
+def quote(data: bytes | str | Any, limit: int = RECEIVED_LIMIT) -> str:
+    """Printable, truncated form of whatever arrived, for ProtocolError.received."""
+    if isinstance(data, bytes | bytearray):
+        text = bytes(data).decode("utf-8", errors="replace")
+    elif isinstance(data, str):
+        text = data
+    else:
+        text = repr(data)
+    return truncate(text, limit)
+
+
+def redact_url(url: str) -> str:
+    """Drop credentials and query values from a URL before it goes into a message."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    query = "..." if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def request_role(op: str) -> str:
+    """What a server-side validation error is about, named for the caller."""
+    return _REQUEST_ROLES.get(op, f"{op} request")
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _loc_part(part: Any) -> str | int:
+    return part if isinstance(part, str | int) and not isinstance(part, bool) else str(part)
+
+
+def _input_repr(value: Any) -> str:
+    return truncate(repr(value), 60)
+
+
+def issues_from_pydantic(exc: pydantic.ValidationError) -> list[ValidationIssue]:
+    """One ValidationIssue per pydantic error, keeping loc, message and error type."""
+    return [
+        ValidationIssue(
+            loc=tuple(_loc_part(p) for p in err["loc"]),
+            message=err["msg"],
+            type=err["type"],
+            input_repr=_input_repr(err.get("input")),
+        )
+        for err in exc.errors(include_url=False)
+    ]
+
+
+def issues_from_wire(errors: Any) -> list[ValidationIssue] | None:
+    """Parse a pydantic-style error list sent by a server (422 ``detail``, WS ``errors``).
+
+    Returns None when the list is not in that shape, so the caller falls back to a plain
+    ServerError instead of inventing field names.
+    """
+    if not isinstance(errors, list) or not errors:
+        return None
+    issues: list[ValidationIssue] = []
+    for err in errors:
+        if not isinstance(err, Mapping) or not isinstance(err.get("msg"), str):
+            return None
+        loc = err.get("loc", [])
+        if not isinstance(loc, list | tuple):
+            loc = [loc]
+        issues.append(
+            ValidationIssue(
+                loc=tuple(_loc_part(p) for p in loc),
+                message=err["msg"],
+                type=str(err.get("type", "")),
+                input_repr=_input_repr(err["input"]) if "input" in err else None,
+            )
+        )
+    return issues
+
+
+def validation_error(
+    role: str, exc: pydantic.ValidationError, *, hint: str = ""
+) -> EnvValidationError:
+    """Client-side validation failure of a generated model, naming every failing field."""
+    issues = issues_from_pydantic(exc)
+    count = len(issues)
+    noun = "error" if count == 1 else "errors"
+    lines = "\n".join(f"  - {issue.describe()}" for issue in issues[:20])
+    if count > 20:
+        lines += f"\n  ... and {count - 20} more"
+    suffix = f"; {hint}" if hint else ""
+    message = f"{role} failed validation ({count} {noun}){suffix}:\n{lines}"
+    return EnvValidationError(role, issues, message=message)
+
+
+# --------------------------------------------------------------------------- replies
+
+
+def parse_json_object(data: bytes | str, *, op: str, source: str) -> dict[str, Any]:
+    """Decode a reply that must be a JSON object, else ProtocolError quoting it."""
+    try:
+        value = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(
+            f"{op} failed: {source} is not valid JSON ({exc}); received: {quote(data)}",
+            received=quote(data),
+            op=op,
+        ) from exc
+    if not isinstance(value, dict):
+        raise ProtocolError(
+            f"{op} failed: {source} must be a JSON object, got {type(value).__name__}; "
+            f"received: {quote(data)}",
+            received=quote(data),
+            op=op,
+        )
+    return value
+
+
+def dumps_body(body: Mapping[str, Any], *, op: str) -> str:
+    """Serialise a request body; an unserialisable value is the caller's validation error."""
+    try:
+        return json.dumps(body, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        issue = ValidationIssue(loc=(), message=str(exc), type="json_serialization")
+        raise EnvValidationError(
+            request_role(op),
+            [issue],
+            message=f"{op} failed: the request body cannot be sent as JSON: {exc}",
+        ) from exc
+
+
+def http_error(status: int, text: str, *, op: str, url: str) -> ServerError:
+    """ServerError for a non-2xx reply; a pydantic 422 ``detail`` list names the fields."""
+    body = truncate(text, BODY_LIMIT)
+    detail: Any = None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        detail = parsed.get("detail")
+    if status == 422:
+        issues = issues_from_wire(detail)
+        if issues is not None:
+            return ServerValidationError(request_role(op), issues, status=status, body=body, op=op)
+    shown = detail if isinstance(detail, str) else text
+    hint = ""
+    if status == 404:
+        hint = " (is this the right base URL, and does the server speak this protocol?)"
+    elif status >= 500:
+        hint = " (see the server's log for the cause)"
+    message = (
+        f"{op} failed: {redact_url(url)} answered HTTP {status}{hint}: "
+        f"{truncate(shown.strip(), RECEIVED_LIMIT) or '<empty body>'}"
+    )
+    return ServerError(status, body, op, message=message)
+
+
+def ws_error(data: Any, *, op: str, raw: str) -> ServerError:
+    """ServerError for an OpenEnv ``{"type": "error"}`` message, carrying its ``code``."""
+    body = truncate(raw, BODY_LIMIT)
+    if not isinstance(data, Mapping):
+        return ServerError(None, body, op, message=f"{op} failed: server error: {quote(raw)}")
+    code = data.get("code")
+    code_str = str(code) if code is not None else None
+    text = data.get("message")
+    text_str = str(text) if text is not None else quote(raw)
+    if code_str == "VALIDATION_ERROR":
+        issues = issues_from_wire(data.get("errors"))
+        if issues is not None:
+            return ServerValidationError(
+                request_role(op), issues, status=None, body=body, op=op, code=code_str
+            )
+    hint = ""
+    if code_str == "CAPACITY_REACHED":
+        hint = " (the server holds its maximum number of sessions; close other clients or retry)"
+    elif code_str in SESSION_ENDING_CODES:
+        hint = " (the server closed the session)"
+    message = f"{op} failed: server error {code_str or 'UNKNOWN'}{hint}: {truncate(text_str)}"
+    return ServerError(None, body, op, code=code_str, message=message)
+
+
+# --------------------------------------------------------------------------- I/O errors
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and everything it wraps (cause, context, args, urllib3 ``reason``)."""
+    seen: set[int] = set()
+    out: list[BaseException] = []
+    stack: list[BaseException] = [exc]
+    while stack:
+        cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        out.append(cur)
+        linked = [cur.__cause__, cur.__context__, getattr(cur, "reason", None), *cur.args]
+        stack.extend(x for x in linked if isinstance(x, BaseException))
+    return out
+
+
+def _reason(exc: BaseException) -> str:
+    """The most specific human text in an exception chain, e.g. 'Connection refused'."""
+    for item in reversed(_chain(exc)):
+        if isinstance(item, OSError) and item.strerror:
+            return item.strerror
+    return truncate(str(exc) or type(exc).__name__, 300)
+
+
+def _connection_error(exc: BaseException, op: str, url: str) -> EnvConnectionError:
+    chain = _chain(exc)
+    where = redact_url(url)
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        message = (
+            f"{op} failed: connection refused by {where}. Is the server running on that "
+            "host and port? (EnvClient.from_local_process(...) can start it for you)"
+        )
+    else:
+        message = f"{op} failed: lost or could not open the connection to {where}: {_reason(exc)}"
+    return EnvConnectionError(message, op=op, url=url)
+
+
+def _timeout_error(op: str, url: str, timeout_s: float | None, extra: str = "") -> EnvTimeoutError:
+    limit = f"{timeout_s:g} s" if timeout_s is not None else "the timeout"
+    message = f"{op} failed: no reply from {redact_url(url)} within {limit}{extra}"
+    return EnvTimeoutError(message, op=op, url=url, timeout_s=timeout_s)
+
+
+def _looks_like_timeout(exc: BaseException) -> bool:
+    chain = _chain(exc)
+    if any(isinstance(e, ConnectionError) for e in chain):  # refused/reset beat timeouts
+        return False
+    return any(isinstance(e, TimeoutError) or type(e).__name__ == "ReadTimeoutError" for e in chain)
+
+
+def map_exception(
+    exc: BaseException,
+    *,
+    op: str,
+    url: str,
+    timeout_s: float | None,
+    timeout_hint: str = "",
+) -> EnvgenRuntimeError | None:
+    """The runtime error for a low-level one, or None for a bug that should propagate."""
+    if isinstance(exc, EnvgenRuntimeError):
+        return exc
+    ws_exc = sys.modules.get("websockets.exceptions")
+    if ws_exc is not None and isinstance(exc, ws_exc.WebSocketException):
+        return _map_websockets(exc, ws_exc, op=op, url=url)
+    requests_mod = sys.modules.get("requests")
+    if requests_mod is not None and isinstance(exc, requests_mod.RequestException):
+        if isinstance(exc, requests_mod.Timeout) or (
+            isinstance(exc, requests_mod.ConnectionError) and _looks_like_timeout(exc)
+        ):
+            return _timeout_error(op, url, timeout_s, timeout_hint)
+        if isinstance(exc, requests_mod.exceptions.InvalidURL | ValueError):
+            return EnvConnectionError(
+                f"{op} failed: cannot use the URL {redact_url(url)}: {truncate(str(exc), 300)}",
+                op=op,
+                url=url,
+            )
+        return _connection_error(exc, op, url)
+    if isinstance(exc, TimeoutError):
+        return _timeout_error(op, url, timeout_s, timeout_hint)
+    if isinstance(exc, OSError):
+        return _connection_error(exc, op, url)
+    if isinstance(exc, json.JSONDecodeError):
+        return ProtocolError(
+            f"{op} failed: reply is not valid JSON ({exc.msg}); received: {quote(exc.doc)}",
+            received=quote(exc.doc),
+            op=op,
+        )
+    return None
+
+
+def _map_websockets(exc: BaseException, ws_exc: Any, *, op: str, url: str) -> EnvgenRuntimeError:
+    where = redact_url(url)
+    if isinstance(exc, ws_exc.ConnectionClosed):
+        frame = exc.rcvd
+        if frame is None:
+            detail = "no close frame"
+        else:
+            detail = f"close code {frame.code}"
+            if frame.reason:
+                detail += f", reason {truncate(frame.reason, 200)!r}"
+        return EnvConnectionError(
+            f"{op} failed: the server closed the WebSocket {where} ({detail}); that session "
+            "and its episode are gone, the next request opens a new session (call reset())",
+            op=op,
+            url=url,
+        )
+    if isinstance(exc, ws_exc.InvalidStatus):
+        response = exc.response
+        status = int(response.status_code)
+        body = quote(response.body or b"", BODY_LIMIT)
+        message = (
+            f"{op} failed: the WebSocket handshake with {where} was answered with HTTP {status}. "
+            "Does this server speak the OpenEnv WebSocket protocol (/ws)? For a stateful HTTP "
+            "server use transport='http'."
+        )
+        return ServerError(status, body, op, message=message)
+    if isinstance(exc, ws_exc.InvalidURI):
+        return EnvConnectionError(f"{op} failed: invalid WebSocket URL {where}", op=op, url=url)
+    received = quote(str(exc))
+    return ProtocolError(
+        f"{op} failed: WebSocket protocol error with {where}: {received}",
+        received=received,
+        op=op,
+    )
+
+
+@contextmanager
+def translate(
+    op: str, url: str, timeout_s: float | None, *, timeout_hint: str = ""
+) -> Iterator[None]:
+    """Re-raise low-level I/O exceptions from the block as runtime errors.
+
+    ``timeout_hint`` is appended to a timeout's message (the WebSocket transport uses it to
+    say that the session was dropped).
+    """
+    try:
+        yield
+    except EnvgenRuntimeError:
+        raise
+    except Exception as exc:
+        mapped = map_exception(exc, op=op, url=url, timeout_s=timeout_s, timeout_hint=timeout_hint)
+        if mapped is None:
+            raise
+        raise mapped from exc

@@ -1,0 +1,235 @@
+"""The runtime's exception tree.
+
+Every failure a generated client can raise is an ``EnvgenRuntimeError``, so callers can catch
+one type; the subclasses say what went wrong and carry the data needed to act on it::
+
+    EnvgenRuntimeError              base; also raised when a closed client is used
+    ├── EnvConnectionError          server unreachable, or the connection dropped mid-request
+    ├── EnvTimeoutError             no reply in time (a WebSocket is dropped: episode lost)
+    ├── ProtocolError               a reply that breaks the wire protocol (not JSON, wrong
+    │                               message type, envelope of the wrong shape)
+    ├── ProviderError               a server process could not be started or never got ready
+    ├── ServerError                 the server answered with an error (HTTP non-2xx or a
+    │   │                           WebSocket ``error`` message; ``status``/``code``/``body``)
+    │   └── ServerValidationError   the server rejected a request as invalid (HTTP 422,
+    │                               WebSocket VALIDATION_ERROR); also an EnvValidationError
+    └── EnvValidationError          a value failed the generated models on the client side
+        │                           (an action before sending, an observation or state after
+        │                           it arrives); ``role`` and per-field ``errors``
+        └── ServerValidationError   (the same class as above: it has both parents)
+
+So ``except ServerError`` catches every error the server reported, and
+``except EnvValidationError`` catches every validation failure wherever it was detected.
+
+Low-level exceptions (requests, websockets, OSError, json, pydantic) are translated to this tree
+in exactly one place, ``generator.runtime._errormap``. Messages never contain header values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "EnvConnectionError",
+    "EnvTimeoutError",
+    "EnvValidationError",
+    "EnvgenRuntimeError",
+    "ProtocolError",
+    "ProviderError",
+    "ServerError",
+    "ServerValidationError",
+    "ValidationIssue",
+]
+
+
+def _restore(cls: type[EnvgenRuntimeError], message: str, state: dict[str, Any]) -> Any:
+    """Rebuild a pickled runtime error without calling its keyword-only constructor."""
+    obj = cls.__new__(cls, message)
+    Exception.__init__(obj, message)
+    obj.__dict__.update(state)
+    return obj
+
+
+class EnvgenRuntimeError(Exception):
+    """Base of every error raised by the runtime, so callers can catch one type."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+    @property
+    def message(self) -> str:
+        """The human-readable message (the same text as ``str(error)``)."""
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Subclasses take keyword-only data; rebuild from state so errors survive pickling
+        # (multiprocessing workers send them back to the parent).
+        return (_restore, (type(self), self.message, dict(self.__dict__)))
+
+
+class EnvConnectionError(EnvgenRuntimeError):
+    """The server could not be reached, or it dropped the connection during a request."""
+
+    def __init__(self, message: str, *, op: str | None = None, url: str | None = None) -> None:
+        super().__init__(message)
+        self.op = op
+        self.url = url
+
+
+class EnvTimeoutError(EnvgenRuntimeError):
+    """No reply arrived in time; a WebSocket session is dropped (its episode is lost)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        op: str | None = None,
+        url: str | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.op = op
+        self.url = url
+        self.timeout_s = timeout_s
+
+
+class ProtocolError(EnvgenRuntimeError):
+    """A reply did not follow the wire protocol; ``received`` quotes it (truncated)."""
+
+    def __init__(self, message: str, *, received: str, op: str | None = None) -> None:
+        super().__init__(message)
+        self.received = received
+        self.op = op
+
+
+class ProviderError(EnvgenRuntimeError):
+    """A server could not be started; ``output`` holds the tail of what it printed."""
+
+    def __init__(self, message: str, *, output: str = "", exit_code: int | None = None) -> None:
+        super().__init__(message)
+        self.output = output
+        self.exit_code = exit_code
+
+
+class ServerError(EnvgenRuntimeError):
+    """The server answered with an error.
+
+    ``status`` is the HTTP status (None over WebSocket), ``code`` the WebSocket error code
+    (e.g. ``EXECUTION_ERROR``, ``CAPACITY_REACHED``; None over HTTP), ``body`` the reply text
+    (truncated) and ``op`` the operation (``reset``, ``step``, ``state`` or ``connect``).
+    """
+
+    def __init__(
+        self,
+        status: int | None,
+        body: str,
+        op: str,
+        *,
+        code: str | None = None,
+        message: str | None = None,
+    ) -> None:
+        if message is None:
+            where = f"HTTP {status}" if status is not None else f"error {code or 'UNKNOWN'}"
+            message = f"{op} failed: the server answered {where}: {body}"
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.body = body
+        self.op = op
+
+
+@dataclass(frozen=True)
+class ValidationIssue:
+    """One failing field: where it is (``loc``) and what is wrong with it (``message``)."""
+
+    loc: tuple[str | int, ...]
+    message: str
+    type: str = ""
+    input_repr: str | None = None
+
+    @property
+    def path(self) -> str:
+        """Dotted path with list indexes in brackets, e.g. ``moves[0].x``."""
+        out = ""
+        for part in self.loc:
+            if isinstance(part, int):
+                out += f"[{part}]"
+            else:
+                out += f".{part}" if out else str(part)
+        return out or "<root>"
+
+    @property
+    def pointer(self) -> str:
+        """JSON Pointer (RFC 6901) to the field, e.g. ``/moves/0/x``."""
+        return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in self.loc)
+
+    def describe(self) -> str:
+        """One line for an error message: path, pydantic's message, error type, input."""
+        line = f"{self.path}: {self.message}"
+        details = [self.type] if self.type else []
+        if self.input_repr is not None:
+            details.append(f"input: {self.input_repr}")
+        if details:
+            line += f" [{'; '.join(details)}]"
+        return line
+
+
+def _summary(issues: Sequence[ValidationIssue], limit: int = 20) -> str:
+    lines = [f"  - {issue.describe()}" for issue in issues[:limit]]
+    if len(issues) > limit:
+        lines.append(f"  ... and {len(issues) - limit} more")
+    return "\n".join(lines)
+
+
+class EnvValidationError(EnvgenRuntimeError):
+    """A value failed validation; ``errors`` names each failing field.
+
+    ``role`` says what was being validated: ``action``, ``observation``, ``state`` (the
+    generated models' roles) or, for a server rejection, the request that was rejected.
+    """
+
+    def __init__(
+        self,
+        role: str,
+        errors: Sequence[ValidationIssue],
+        *,
+        message: str | None = None,
+    ) -> None:
+        self.role = role
+        self.errors: list[ValidationIssue] = list(errors)
+        if message is None:
+            count = len(self.errors)
+            noun = "error" if count == 1 else "errors"
+            message = f"{role} failed validation ({count} {noun}):\n{_summary(self.errors)}"
+        # Not super(): in ServerValidationError's MRO the next class is ServerError.
+        EnvgenRuntimeError.__init__(self, message)
+
+
+class ServerValidationError(EnvValidationError, ServerError):
+    """The server rejected a request as invalid (HTTP 422 or WebSocket VALIDATION_ERROR)."""
+
+    def __init__(
+        self,
+        role: str,
+        errors: Sequence[ValidationIssue],
+        *,
+        status: int | None,
+        body: str,
+        op: str,
+        code: str | None = None,
+    ) -> None:
+        where = f"HTTP {status}" if status is not None else (code or "VALIDATION_ERROR")
+        issues = list(errors)
+        count = len(issues)
+        noun = "error" if count == 1 else "errors"
+        message = (
+            f"{op} failed: the server rejected the {role} ({where}, {count} {noun}); "
+            "does the client match the server's schema?\n" + _summary(issues)
+        )
+        EnvValidationError.__init__(self, role, issues, message=message)
+        self.status = status
+        self.code = code
+        self.body = body
+        self.op = op

@@ -1,0 +1,398 @@
+"""Server lifecycle: start an environment server, wait until it is healthy, always stop it."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import IO, Protocol, Self, runtime_checkable
+
+from ._exceptions import ProviderError
+
+__all__ = ["LocalProcessProvider", "Provider"]
+
+OUTPUT_TAIL_LINES = 40
+_TERMINATE_GRACE_S = 5.0
+_ADDRESS_IN_USE = re.compile(r"address already in use|errno 98\b|eaddrinuse|errno 48\b", re.I)
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """Something that runs a server and knows its base URL (local process, Docker, ...)."""
+
+    @property
+    def base_url(self) -> str | None:
+        """The running server's base URL, or None when it is not running."""
+        ...
+
+    def start(self) -> str:
+        """Start the server (if needed), wait until it is healthy, return its base URL."""
+        ...
+
+    def stop(self) -> None:
+        """Stop the server; idempotent."""
+        ...
+
+
+# Providers still running, stopped at interpreter exit so no server outlives its owner.
+_live: set[LocalProcessProvider] = set()
+_live_lock = threading.Lock()
+_atexit_registered = False
+
+
+def _stop_live_providers() -> None:
+    with _live_lock:
+        providers = list(_live)
+    for provider in providers:
+        with contextlib.suppress(Exception):
+            provider.stop()
+
+
+def _register_live(provider: LocalProcessProvider) -> None:
+    global _atexit_registered
+    with _live_lock:
+        _live.add(provider)
+        if not _atexit_registered:
+            atexit.register(_stop_live_providers)
+            _atexit_registered = True
+
+
+def _unregister_live(provider: LocalProcessProvider) -> None:
+    with _live_lock:
+        _live.discard(provider)
+
+
+def free_loopback_port(host: str = "127.0.0.1") -> int:
+    """A port that was free a moment ago (bind to port 0, read it, release it).
+
+    Another process can take it before the server binds it; ``LocalProcessProvider`` retries
+    with a new port when the server then fails with "address already in use".
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _connect_host(host: str) -> str:
+    """Where to reach a server bound to ``host`` (wildcards become loopback)."""
+    if host in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if host == "::":
+        return "::1"
+    return host
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "unknown signal"
+        return f"was killed by signal {-code} ({name})"
+    return f"exited with code {code}"
+
+
+class _AddressInUse(Exception):
+    """The server could not bind its port: try another (only when we picked the port)."""
+
+    def __init__(self, error: ProviderError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class LocalProcessProvider:
+    """Runs an environment server as a local subprocess.
+
+    The argv template may use ``{python}`` (this interpreter), ``{host}``, ``{port}`` and
+    ``{transport}``; other braces are left alone. ``env`` is added to (and overrides) this
+    process's environment. Output goes to a temporary file (a pipe could fill up and stall
+    the server); a start failure quotes its last lines. The server runs in its own process
+    group so that ``stop()`` also ends its children; live providers are stopped at
+    interpreter exit.
+    """
+
+    MAX_PORT_RETRIES = 3
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        health_path: str = "/health",
+        startup_timeout_s: float = 60.0,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        transport: str = "websocket",
+    ) -> None:
+        if isinstance(command, str | bytes):
+            raise TypeError("command must be an argv sequence such as ['{python}', '-m', 'x']")
+        if not command:
+            raise ValueError("command must not be empty")
+        if not health_path.startswith("/"):
+            raise ValueError(f"health_path must start with '/', got {health_path!r}")
+        if startup_timeout_s <= 0:
+            raise ValueError("startup_timeout_s must be positive")
+        if port is not None and not 0 < port < 65536:
+            raise ValueError(f"port must be in 1..65535, got {port}")
+        self._command = tuple(command)
+        self._host = host
+        self._requested_port = port
+        self._health_path = health_path
+        self._startup_timeout_s = startup_timeout_s
+        self._env = dict(env) if env is not None else None
+        self._cwd = cwd
+        self._transport = transport
+        self._lock = threading.RLock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._log_path: str | None = None
+        self._port: int | None = None
+        self._argv: tuple[str, ...] = ()
+        self._base_url: str | None = None
+        self.start_attempts = 0
+        """How many processes the last ``start()`` launched (more than one after port clashes)."""
+
+    def __repr__(self) -> str:
+        state = f"running at {self._base_url}" if self._base_url else "stopped"
+        return f"LocalProcessProvider({shlex.join(self._command)!r}, {state})"
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str | None:
+        """``http://host:port`` of the running server, or None."""
+        return self._base_url
+
+    @property
+    def port(self) -> int | None:
+        """The port the server was started on, or None."""
+        return self._port
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the server (also its process group id), or None."""
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        """The command as last launched, placeholders filled in."""
+        return self._argv
+
+    @property
+    def log_path(self) -> str | None:
+        """The temporary file holding the server's output while it runs."""
+        return self._log_path
+
+    def format_command(self, port: int) -> tuple[str, ...]:
+        """The argv with placeholders filled in for ``port``."""
+        values = {
+            "{python}": sys.executable,
+            "{host}": self._host,
+            "{port}": str(port),
+            "{transport}": self._transport,
+        }
+        argv = []
+        for arg in self._command:
+            for placeholder, value in values.items():
+                arg = arg.replace(placeholder, value)
+            argv.append(arg)
+        return tuple(argv)
+
+    def output_tail(self, lines: int = OUTPUT_TAIL_LINES) -> str:
+        """The last ``lines`` lines the server printed (stdout and stderr together)."""
+        path = self._log_path
+        if path is None:
+            return ""
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                size = handle.tell()
+                handle.seek(max(0, size - 64 * 1024))
+                data = handle.read()
+        except OSError:
+            return ""
+        text = data.decode("utf-8", errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+    def start(self) -> str:
+        """Launch the server and wait until ``GET health_path`` answers 200.
+
+        Raises ProviderError (with the exit code or "still running after N s", and the last
+        lines of output) when it exits early or never gets healthy; the process is stopped.
+        """
+        with self._lock:
+            if self._base_url is not None and self._process is not None:
+                if self._process.poll() is None:
+                    return self._base_url
+                self.stop()
+            attempts = 1 if self._requested_port is not None else 1 + self.MAX_PORT_RETRIES
+            self.start_attempts = 0
+            clash: _AddressInUse | None = None
+            for _ in range(attempts):
+                port = self._requested_port or free_loopback_port(_connect_host(self._host))
+                try:
+                    return self._start_once(port)
+                except _AddressInUse as exc:
+                    clash = exc
+            assert clash is not None
+            raise clash.error
+
+    def _start_once(self, port: int) -> str:
+        self.start_attempts += 1
+        argv = self.format_command(port)
+        self._argv = argv
+        self._port = port
+        log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the server
+            prefix="envgen-server-", suffix=".log", delete=False
+        )
+        self._log, self._log_path = log, log.name
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(self._env or {})}
+        started = time.monotonic()
+        try:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=self._cwd,
+                start_new_session=os.name == "posix",
+            )
+        except OSError as exc:
+            self._discard_log()
+            raise ProviderError(f"cannot run server command `{shlex.join(argv)}`: {exc}") from exc
+        self._process = process
+        _register_live(self)
+        self._wait_ready(process, port, argv, started)
+        self._base_url = f"http://{_url_host(_connect_host(self._host))}:{port}"
+        return self._base_url
+
+    def _probe(self, port: int) -> bool:
+        import http.client  # only needed while a server starts; it pulls in ssl and email
+
+        conn = http.client.HTTPConnection(_connect_host(self._host), port, timeout=1.0)
+        try:
+            conn.request("GET", self._health_path)
+            response = conn.getresponse()
+            response.read()
+            return response.status == 200
+        except (OSError, http.client.HTTPException):
+            return False
+        finally:
+            conn.close()
+
+    def _wait_ready(
+        self, process: subprocess.Popen[bytes], port: int, argv: tuple[str, ...], started: float
+    ) -> None:
+        url = f"http://{_url_host(_connect_host(self._host))}:{port}{self._health_path}"
+        deadline = started + self._startup_timeout_s
+        delay = 0.05
+        while True:
+            code = process.poll()
+            if code is not None:
+                output = self.output_tail()
+                self.stop()
+                error = ProviderError(
+                    f"server `{shlex.join(argv)}` {_describe_exit(code)} after "
+                    f"{time.monotonic() - started:.1f} s, before answering GET {url}."
+                    + self._output_section(output),
+                    output=output,
+                    exit_code=code,
+                )
+                if self._requested_port is None and _ADDRESS_IN_USE.search(output):
+                    raise _AddressInUse(error)
+                raise error
+            if self._probe(port):
+                return
+            now = time.monotonic()
+            if now >= deadline:
+                output = self.output_tail()
+                self.stop()
+                raise ProviderError(
+                    f"server `{shlex.join(argv)}` still running after "
+                    f"{self._startup_timeout_s:g} s but never answered GET {url} with 200 "
+                    "(raise startup_timeout_s if it is just slow)." + self._output_section(output),
+                    output=output,
+                    exit_code=None,
+                )
+            time.sleep(min(delay, max(0.0, deadline - now)))
+            delay = min(delay * 1.5, 0.5)
+
+    @staticmethod
+    def _output_section(output: str) -> str:
+        if not output.strip():
+            return "\nIt printed nothing."
+        return f"\n--- last {OUTPUT_TAIL_LINES} lines of its output ---\n{output}"
+
+    def _discard_log(self) -> None:
+        log, path = self._log, self._log_path
+        self._log = self._log_path = None
+        if log is not None:
+            with contextlib.suppress(OSError):
+                log.close()
+        if path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+    def stop(self) -> None:
+        """Stop the server and its children (terminate, wait 5 s, kill); idempotent."""
+        with self._lock:
+            process, self._process = self._process, None
+            self._base_url = None
+            try:
+                if process is not None:
+                    _terminate_group(process)
+            finally:
+                self._discard_log()
+                _unregister_live(self)
+
+
+def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
+    if os.name == "posix":
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+    elif process.poll() is None:
+        with contextlib.suppress(OSError):
+            if sig == getattr(signal, "SIGKILL", None):
+                process.kill()
+            else:
+                process.terminate()
+
+
+def _terminate_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the process group, wait up to the grace period, then SIGKILL what is left."""
+    _signal_group(process, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=_TERMINATE_GRACE_S)
+    # Children may outlive the leader (or ignore SIGTERM): the group gets SIGKILL either way.
+    _signal_group(process, getattr(signal, "SIGKILL", signal.SIGTERM))
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=_TERMINATE_GRACE_S)

@@ -1,0 +1,91 @@
+"""What ``reset`` and ``step`` return, and how the reply envelope becomes one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from ._errormap import quote
+from ._exceptions import ProtocolError
+
+if TYPE_CHECKING:
+    from ._codec import ModelCodec
+
+__all__ = ["ENVELOPE_KEYS", "StepResult", "build_step_result"]
+
+ObsT = TypeVar("ObsT")
+
+ENVELOPE_KEYS = frozenset({"observation", "reward", "done"})
+"""Keys of a reset/step reply that StepResult holds as typed fields; all others go to extra."""
+
+
+@dataclass(frozen=True)
+class StepResult(Generic[ObsT]):
+    """One reset or step outcome.
+
+    ``extra`` holds every top-level reply key other than observation/reward/done (for
+    example ``metadata``), so nothing a server sends is dropped; ``raw`` is the reply as
+    received.
+    """
+
+    observation: ObsT
+    reward: float | None
+    done: bool
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def metadata(self) -> Any:
+        """The top-level ``metadata`` key of the reply, if the server sent one."""
+        return self.extra.get("metadata")
+
+
+def _envelope_error(problem: str, payload: Any) -> ProtocolError:
+    received = quote(payload if not isinstance(payload, Mapping) else dict(payload))
+    # The op (reset or step) is filled in by EnvClient, which knows it.
+    return ProtocolError(
+        f"reset/step reply {problem}; expected "
+        '{"observation": {...}, "reward": number|null, "done": bool}; '
+        f"received: {received}",
+        received=received,
+        op=None,
+    )
+
+
+def _reward(value: Any, payload: Mapping[str, Any]) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool | int | float):
+        return float(value)
+    raise _envelope_error(f"has a non-numeric reward ({type(value).__name__})", payload)
+
+
+def build_step_result(payload: Mapping[str, Any], codec: ModelCodec[ObsT]) -> StepResult[ObsT]:
+    """Check the reply envelope's shape and decode its observation with ``codec``.
+
+    A missing ``done`` is read as False and a missing ``reward`` as None (older servers omit
+    them); anything else of the wrong type is a ProtocolError quoting the reply.
+    """
+    if not isinstance(payload, Mapping):
+        raise _envelope_error("is not a JSON object", payload)
+    observation = payload.get("observation")
+    if not isinstance(observation, Mapping):
+        problem = (
+            "has no 'observation' key"
+            if "observation" not in payload
+            else f"has an 'observation' that is {type(observation).__name__}, not an object"
+        )
+        raise _envelope_error(problem, payload)
+    done = payload.get("done", False)
+    if not isinstance(done, bool):
+        raise _envelope_error(f"has a non-boolean done ({type(done).__name__})", payload)
+    reward = _reward(payload.get("reward"), payload)
+    extra = {key: value for key, value in payload.items() if key not in ENVELOPE_KEYS}
+    return StepResult(
+        observation=codec.decode(observation),
+        reward=reward,
+        done=done,
+        extra=extra,
+        raw=dict(payload),
+    )

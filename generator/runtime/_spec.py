@@ -1,0 +1,44 @@
+"""What a generated client knows about its environment, as one frozen value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["TRANSPORTS", "EnvSpec", "TransportName"]
+
+TransportName = Literal["http", "websocket"]
+TRANSPORTS: tuple[TransportName, ...] = ("http", "websocket")
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """Static facts about one environment, written by the generator into ``SPEC``.
+
+    ``server_command`` is an argv template; ``{python}``, ``{host}``, ``{port}`` and
+    ``{transport}`` are filled in by ``LocalProcessProvider``. ``schema_hash`` identifies the
+    schemas the client was generated from, so a mismatch can be reported.
+    """
+
+    name: str
+    version: str
+    transport: TransportName
+    health_path: str = "/health"
+    server_command: tuple[str, ...] = ()
+    startup_timeout_s: float = 60.0
+    docker_image: str | None = None
+    docker_port: int = 8000
+    schema_hash: str = ""
+
+    def __post_init__(self) -> None:
+        if self.transport not in TRANSPORTS:
+            raise ValueError(
+                f"EnvSpec.transport must be one of {TRANSPORTS}, got {self.transport!r}"
+            )
+        if not self.health_path.startswith("/"):
+            raise ValueError(f"EnvSpec.health_path must start with '/', got {self.health_path!r}")
+        if self.startup_timeout_s <= 0:
+            raise ValueError("EnvSpec.startup_timeout_s must be positive")
+        if not isinstance(self.server_command, tuple):
+            # A list would make the frozen spec mutable and unhashable.
+            object.__setattr__(self, "server_command", tuple(self.server_command))

@@ -1,0 +1,40 @@
+"""The transport interface: one request method, one close."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol, runtime_checkable
+from urllib.parse import urlsplit
+
+__all__ = ["Op", "Transport", "is_loopback_url"]
+
+Op = Literal["reset", "step", "state"]
+
+
+@runtime_checkable
+class Transport(Protocol):
+    """Carries one operation to the server and returns its JSON object reply.
+
+    ``reset`` and ``step`` return the ``{"observation", "reward", "done", ...}`` envelope;
+    ``state`` returns the state object. Failures raise the runtime's exceptions.
+    """
+
+    def request(self, op: Op, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Send ``op`` with ``body`` and return the server's reply object."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection; further requests are an error."""
+        ...
+
+
+def is_loopback_url(url: str) -> bool:
+    """True for URLs on this machine, which must never go through a proxy."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
