@@ -16,10 +16,10 @@ from typing import Any
 import jinja2
 
 from generator import __version__
+from generator.errors import GenerationError
 from generator.fields import sections
 from generator.formatting import format_python
 from generator.loader import EnvInput
-from generator.errors import GenerationError
 from generator.modelgen import defined_names, generate_models
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
