@@ -1,0 +1,1 @@
+"""coding_env: runs Python snippets in a subprocess and reports what happened."""

@@ -1,0 +1,1 @@
+"""echo_env: echoes each message back; the simplest possible environment."""

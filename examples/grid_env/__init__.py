@@ -1,0 +1,1 @@
+"""grid_env: a small seeded gridworld driven by a tagged union of actions."""

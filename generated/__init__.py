@@ -1,0 +1,1 @@
+"""Generated environment clients: one package per environment, made by envgen."""

@@ -1,0 +1,1 @@
+"""Tests of the example environment servers in `examples/`."""

@@ -1,0 +1,20 @@
+"""Session fixtures: every example server, both protocols, started once and in parallel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import product
+
+import pytest
+
+from .serving import ENVS, PROTOCOLS, Fleet, start_all
+
+
+@pytest.fixture(scope="session")
+def fleet() -> Iterator[Fleet]:
+    """All ten servers; openenv's imports take seconds, so the start-ups overlap."""
+    servers = start_all(product(ENVS, PROTOCOLS), timeout_s=90)
+    try:
+        yield servers
+    finally:
+        servers.stop()
