@@ -43,7 +43,7 @@ def grid_episode() -> None:
         _show("reset", f"at {result.observation.position} facing {result.observation.facing}")
         actions = [
             MoveAction(type="move", direction="east", steps=1),
-            TurnAction(type="turn", way="left"),
+            TurnAction(type="turn", rotation="left"),
             MoveAction(type="move", direction="south", steps=2),
             PickAction(type="pick", cells=[[0, 0], [1, 1]]),
         ]
