@@ -41,7 +41,7 @@ def grid_episode() -> None:
         print(f"grid_env over websocket at {env.base_url}")
         result = env.reset(seed=3, episode_id="demo-grid")
         _show("reset", f"at {result.observation.position} facing {result.observation.facing}")
-        actions = [
+        actions: list[MoveAction | TurnAction | PickAction] = [
             MoveAction(type="move", direction="east", steps=1),
             TurnAction(type="turn", rotation="left"),
             MoveAction(type="move", direction="south", steps=2),

@@ -33,7 +33,8 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
 
     Subclasses set ``SPEC`` and implement ``_step_payload``, ``_parse_result`` and
     ``_parse_state``; the transport (HTTP or WebSocket) and the server's lifecycle live here.
-    Not thread-safe: use one client per thread (each WebSocket client is its own episode).
+    Requests from several threads are serialised; for parallel episodes use one client per
+    thread (over WebSocket each client is its own server session).
     """
 
     SPEC: ClassVar[EnvSpec]
@@ -48,6 +49,14 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         transport: TransportName | None = None,
         step_timeout_s: float | None = None,
     ) -> None:
+        """Connect to ``base_url``, or to the server of ``provider``.
+
+        A provider that is not running yet is started here and then belongs to the client:
+        ``close()`` stops it. A provider that is already running is only borrowed.
+        ``transport`` overrides ``SPEC.transport``. ``step_timeout_s`` is sent with each HTTP
+        step as the server's ``timeout_s`` (the WebSocket protocol has no such field).
+        Nothing is sent until the first request.
+        """
         spec = getattr(type(self), "SPEC", None)
         if not isinstance(spec, EnvSpec):
             raise TypeError(f"{type(self).__name__} must set SPEC: ClassVar[EnvSpec]")

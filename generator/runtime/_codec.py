@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, RootModel, TypeAdapter
@@ -101,7 +101,15 @@ class ModelCodec(Generic[T]):
     at import time would make importing a generated package slow.
     """
 
+    @overload
+    def __init__(self, tp: type[T], role: str) -> None: ...
+
+    @overload
+    def __init__(self, tp: Any, role: str) -> None: ...
+
     def __init__(self, tp: Any, role: str) -> None:
+        # The overloads let ``ModelCodec(SomeModel, "action")`` infer ``ModelCodec[SomeModel]``;
+        # aliases (TypeAliasType unions) need the annotation the generator writes anyway.
         self._type = tp
         self._role = role
         self._adapter: TypeAdapter[T] | None = None

@@ -23,6 +23,18 @@ if TYPE_CHECKING:
 __all__ = ["HttpTransport"]
 
 _STEP_TIMEOUT_MARGIN_S = 5.0
+_STEP_TIMEOUT_HINT = (
+    "; the server may still complete this step, so the episode's state is now uncertain "
+    "(call state() or reset())"
+)
+
+
+def _text(content: bytes, encoding: str | None) -> str:
+    """Decode an error body for a message, whatever charset the server claimed."""
+    try:
+        return content.decode(encoding or "utf-8", errors="replace")
+    except LookupError:
+        return content.decode("utf-8", errors="replace")
 
 
 class HttpTransport:
@@ -104,7 +116,8 @@ class HttpTransport:
                 raise EnvgenRuntimeError(f"{op} failed: this HttpTransport is closed")
             session = self._get_session()
             headers = {"Content-Type": "application/json"} if data is not None else None
-            with translate(op, url, read_timeout):
+            hint = _STEP_TIMEOUT_HINT if op == "step" else ""
+            with translate(op, url, read_timeout, timeout_hint=hint):
                 response = session.request(
                     method,
                     url,
@@ -115,8 +128,9 @@ class HttpTransport:
                 )
                 content = response.content  # read inside translate: timeouts can hit here
         if not 200 <= response.status_code < 300:
-            text = content.decode(response.encoding or "utf-8", errors="replace")
-            raise http_error(response.status_code, text, op=op, url=url)
+            raise http_error(
+                response.status_code, _text(content, response.encoding), op=op, url=url
+            )
         return parse_json_object(content, op=op, source=f"the reply from {redact_url(url)}")
 
     def close(self) -> None:

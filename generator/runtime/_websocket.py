@@ -13,6 +13,7 @@ server session and its episode are lost, and the next request opens a new sessio
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import threading
 from collections.abc import Mapping
@@ -28,7 +29,7 @@ from ._errormap import (
     translate,
     ws_error,
 )
-from ._exceptions import EnvgenRuntimeError, ProtocolError, ServerError
+from ._exceptions import EnvConnectionError, EnvgenRuntimeError, ProtocolError, ServerError
 from ._transport import Op, is_loopback_url
 
 if TYPE_CHECKING:
@@ -42,6 +43,14 @@ _TIMEOUT_HINT = (
     "session and its episode are lost, and the next request opens a new session (call reset())"
 )
 _EXPECTED_REPLY: dict[str, str] = {"reset": "observation", "step": "observation", "state": "state"}
+
+
+@functools.cache
+def _connect_parameters() -> frozenset[str]:
+    """Keyword arguments the installed websockets' ``connect`` accepts (they vary by version)."""
+    from websockets.sync.client import connect
+
+    return frozenset(inspect.signature(connect).parameters)
 
 
 def websocket_url(base_url: str) -> str:
@@ -113,8 +122,12 @@ class WebSocketTransport:
         }
         if self._headers:
             options["additional_headers"] = self._headers
-        if is_loopback_url(self._url) and "proxy" in inspect.signature(connect).parameters:
-            options["proxy"] = None  # never route local traffic through an env proxy
+        supported = _connect_parameters()
+        if "legacy" in supported:
+            # websockets >= 17.1 warns unless direct (non context manager) use is explicit.
+            options["legacy"] = True
+        if "proxy" in supported and is_loopback_url(self._url):
+            options["proxy"] = None  # never route local traffic through a configured proxy
         with translate(op, self._url, self._timeout_s):
             conn: ClientConnection = connect(self._url, **options)
         self._conn = conn
@@ -154,21 +167,33 @@ class WebSocketTransport:
         with self._lock:
             if self._closed:
                 raise EnvgenRuntimeError(f"{op} failed: this WebSocketTransport is closed")
-            conn = self._conn if self._conn is not None else self._open(op)
+            reused = self._conn is not None
             try:
-                with translate(op, self._url, self._timeout_s, timeout_hint=_TIMEOUT_HINT):
-                    try:
-                        conn.send(text)
-                    except Exception:
-                        pending = self._pending_server_error(conn, op)
-                        if pending is not None:
-                            raise pending from None
-                        raise
-                    raw = conn.recv(timeout=self._timeout_s)
-            except EnvgenRuntimeError:
-                self._drop()
-                raise
+                raw = self._exchange(op, text)
+            except EnvConnectionError:
+                if not (reused and op == "reset"):
+                    raise
+                # The server closed an idle session (restart, idle reaping). A reset starts
+                # a new episode anyway, so it may safely go to a new session once.
+                raw = self._exchange(op, text)
             return self._handle_reply(op, raw)
+
+    def _exchange(self, op: Op, text: str) -> str | bytes:
+        """Send one message and receive one reply; any failure drops the connection."""
+        conn = self._conn if self._conn is not None else self._open(op)
+        try:
+            with translate(op, self._url, self._timeout_s, timeout_hint=_TIMEOUT_HINT):
+                try:
+                    conn.send(text)
+                except Exception:
+                    pending = self._pending_server_error(conn, op)
+                    if pending is not None:
+                        raise pending from None
+                    raise
+                return conn.recv(timeout=self._timeout_s)
+        except EnvgenRuntimeError:
+            self._drop()
+            raise
 
     def _handle_reply(self, op: Op, raw: str | bytes) -> dict[str, Any]:
         if isinstance(raw, bytes):

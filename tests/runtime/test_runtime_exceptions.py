@@ -1,0 +1,186 @@
+"""The exception tree and the one place that maps low-level errors onto it."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import pydantic
+import pytest
+
+from generator.runtime import (
+    EnvConnectionError,
+    EnvgenRuntimeError,
+    EnvTimeoutError,
+    EnvValidationError,
+    ProtocolError,
+    ProviderError,
+    ServerError,
+    ServerValidationError,
+    ValidationIssue,
+)
+from generator.runtime import _errormap as errormap
+
+
+def test_tree_shape() -> None:
+    for cls in (
+        EnvConnectionError,
+        EnvTimeoutError,
+        ProtocolError,
+        ProviderError,
+        ServerError,
+        EnvValidationError,
+    ):
+        assert issubclass(cls, EnvgenRuntimeError)
+    assert issubclass(ServerValidationError, ServerError)
+    assert issubclass(ServerValidationError, EnvValidationError)
+    assert not issubclass(EnvValidationError, ServerError)
+    from generator.runtime import _exceptions
+
+    doc = _exceptions.__doc__ or ""
+    for name in ("EnvConnectionError", "ServerValidationError", "ProviderError"):
+        assert name in doc
+
+
+def test_server_validation_error_has_both_parents_data() -> None:
+    issue = ValidationIssue(loc=("body", "seed"), message="too small", type="greater_than_equal")
+    err = ServerValidationError("reset request", [issue], status=422, body="{}", op="reset")
+    assert err.status == 422 and err.code is None and err.op == "reset" and err.body == "{}"
+    assert err.role == "reset request" and err.errors == [issue]
+    assert "body.seed: too small" in str(err)
+    assert "HTTP 422" in str(err)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        EnvConnectionError("c", op="step", url="http://x"),
+        EnvTimeoutError("t", op="step", url="http://x", timeout_s=1.0),
+        ProtocolError("p", received="r", op="state"),
+        ProviderError("v", output="o", exit_code=3),
+        ServerError(500, "body", "step", code="X"),
+        EnvValidationError("action", [ValidationIssue(loc=("a",), message="m")]),
+        ServerValidationError(
+            "action",
+            [ValidationIssue(loc=("a",), message="m")],
+            status=None,
+            body="b",
+            op="step",
+            code="VALIDATION_ERROR",
+        ),
+    ],
+)
+def test_errors_pickle(error: EnvgenRuntimeError) -> None:
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error)
+    assert str(copy) == str(error)
+    assert copy.__dict__ == error.__dict__
+
+
+def test_server_error_default_message() -> None:
+    assert (
+        str(ServerError(503, "busy", "step")) == "step failed: the server answered HTTP 503: busy"
+    )
+    err = ServerError(None, "m", "reset", code="EXECUTION_ERROR")
+    assert "EXECUTION_ERROR" in str(err)
+
+
+def test_truncate_and_quote() -> None:
+    assert errormap.truncate("abc", 5) == "abc"
+    long = errormap.truncate("x" * 600)
+    assert long.startswith("x" * 500) and "100 more characters" in long
+    assert errormap.quote(b"\xff\xfeok") == "\ufffd\ufffdok"
+
+
+def test_redact_url_drops_credentials_and_query() -> None:
+    assert errormap.redact_url("http://user:secret@h:1/p?token=abc") == "http://h:1/p?..."
+    assert "secret" not in errormap.redact_url("wss://:secret@h/ws")
+
+
+def test_http_error_parses_422_detail() -> None:
+    body = json.dumps({"detail": [{"loc": ["body", "action", "x"], "msg": "bad", "type": "t"}]})
+    err = errormap.http_error(422, body, op="step", url="http://h/step")
+    assert isinstance(err, ServerValidationError)
+    assert err.errors[0].path == "body.action.x"
+    assert err.role == "action"
+
+
+def test_http_error_422_without_pydantic_detail_is_plain_server_error() -> None:
+    err = errormap.http_error(422, '{"detail": "nope"}', op="step", url="http://h/step")
+    assert type(err) is ServerError
+    assert err.status == 422 and "nope" in str(err)
+
+
+def test_http_error_truncates_body() -> None:
+    err = errormap.http_error(500, "y" * 5000, op="state", url="http://h/state")
+    assert len(err.body) < 2100
+    assert len(str(err)) < 800
+    assert "server's log" in str(err)
+
+
+def test_ws_error_codes() -> None:
+    err = errormap.ws_error({"message": "full", "code": "CAPACITY_REACHED"}, op="reset", raw="{}")
+    assert err.code == "CAPACITY_REACHED" and err.status is None
+    assert "maximum number of sessions" in str(err)
+    invalid = errormap.ws_error(
+        {
+            "message": "Invalid message",
+            "code": "VALIDATION_ERROR",
+            "errors": [{"loc": ["message"], "msg": "Input should be a valid string", "input": 5}],
+        },
+        op="step",
+        raw="{}",
+    )
+    assert isinstance(invalid, ServerValidationError)
+    assert invalid.code == "VALIDATION_ERROR" and invalid.errors[0].path == "message"
+    odd = errormap.ws_error("not a mapping", op="state", raw='"x"')
+    assert type(odd) is ServerError and odd.code is None
+
+
+def test_parse_json_object() -> None:
+    assert errormap.parse_json_object(b'{"a": 1}', op="state", source="s") == {"a": 1}
+    with pytest.raises(ProtocolError) as info:
+        errormap.parse_json_object(b"<html>", op="state", source="the reply")
+    assert info.value.received == "<html>" and "not valid JSON" in str(info.value)
+    with pytest.raises(ProtocolError, match="got list"):
+        errormap.parse_json_object("[1]", op="state", source="the reply")
+
+
+def test_dumps_body_rejects_unserialisable() -> None:
+    with pytest.raises(EnvValidationError, match="cannot be sent as JSON"):
+        errormap.dumps_body({"x": {1, 2}}, op="reset")
+    with pytest.raises(EnvValidationError):
+        errormap.dumps_body({"x": float("nan")}, op="step")
+
+
+def test_map_exception_builtin_errors() -> None:
+    timeout = errormap.map_exception(TimeoutError(), op="step", url="u", timeout_s=2.0)
+    assert isinstance(timeout, EnvTimeoutError) and timeout.timeout_s == 2.0
+    refused = errormap.map_exception(
+        ConnectionRefusedError(111, "refused"), op="reset", url="http://h", timeout_s=1
+    )
+    assert isinstance(refused, EnvConnectionError) and "refused" in str(refused)
+    decode = errormap.map_exception(
+        json.JSONDecodeError("x", "doc", 0), op="s", url="u", timeout_s=None
+    )
+    assert isinstance(decode, ProtocolError)
+    assert errormap.map_exception(KeyError("bug"), op="s", url="u", timeout_s=None) is None
+
+
+def test_translate_lets_bugs_through() -> None:
+    with pytest.raises(KeyError), errormap.translate("step", "u", 1.0):
+        raise KeyError("bug")
+    with pytest.raises(EnvConnectionError), errormap.translate("step", "u", 1.0):
+        raise ConnectionResetError(104, "Connection reset by peer")
+
+
+def test_validation_error_from_pydantic() -> None:
+    class M(pydantic.BaseModel):
+        a: int
+
+    with pytest.raises(pydantic.ValidationError) as info:
+        M.model_validate({"a": "x"})
+    err = errormap.validation_error("state", info.value, hint="h")
+    assert err.role == "state" and err.errors[0].loc == ("a",)
+    assert "state failed validation (1 error); h:" in str(err)
+    assert "input: 'x'" in str(err)

@@ -1,0 +1,78 @@
+"""The runtime's import contract: cheap, self-contained, a small sorted public API."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import generator.runtime as runtime
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+PUBLIC_API = {
+    "EnvClient",
+    "EnvConnectionError",
+    "EnvModel",
+    "EnvSpec",
+    "EnvTimeoutError",
+    "EnvValidationError",
+    "EnvgenRuntimeError",
+    "HttpTransport",
+    "LocalProcessProvider",
+    "ModelCodec",
+    "ProtocolError",
+    "Provider",
+    "ProviderError",
+    "ServerError",
+    "ServerValidationError",
+    "StepResult",
+    "Transport",
+    "ValidationIssue",
+    "WebSocketTransport",
+}
+
+
+def test_import_does_not_load_heavy_or_generator_modules() -> None:
+    code = (
+        "import json, sys; import generator.runtime; "
+        "print(json.dumps(sorted(m for m in sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    loaded = set(json.loads(out))
+    for name in ("jinja2", "datamodel_code_generator", "click", "requests", "websockets"):
+        assert name not in loaded, f"import generator.runtime loaded {name}"
+    generator_modules = {m for m in loaded if m == "generator" or m.startswith("generator.")}
+    assert all(
+        m in ("generator", "generator.runtime") or m.startswith("generator.runtime.")
+        for m in generator_modules
+    ), generator_modules
+
+
+def test_all_is_sorted_and_complete() -> None:
+    assert runtime.__all__ == sorted(runtime.__all__)
+    assert set(runtime.__all__) == PUBLIC_API
+    for name in runtime.__all__:
+        assert getattr(runtime, name).__module__.startswith("generator.runtime")
+
+
+def test_py_typed_marker_exists() -> None:
+    assert (REPO_ROOT / "generator" / "runtime" / "py.typed").is_file()
+
+
+def test_runtime_never_imports_the_rest_of_generator() -> None:
+    for path in (REPO_ROOT / "generator" / "runtime").glob("*.py"):
+        text = path.read_text()
+        for line in text.splitlines():
+            stripped = line.strip()
+            if stripped.startswith(("import generator", "from generator")):
+                assert stripped.startswith(("from generator.runtime", "import generator.runtime"))
+            assert not stripped.startswith("from .."), f"{path.name}: {stripped}"
