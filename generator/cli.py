@@ -68,23 +68,33 @@ def main(ctx: click.Context, root: Path, schemas_dir: str, generated_dir: str) -
     ctx.obj = _Context(Layout.at(root, schemas_dir, generated_dir))
 
 
+_NO_CACHE = click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Render every env even when the cache proves its output current.",
+)
+
+
 @main.command()
 @click.argument("envs", nargs=-1)
+@_NO_CACHE
 @click.pass_obj
-def generate(obj: _Context, envs: tuple[str, ...]) -> None:
+def generate(obj: _Context, envs: tuple[str, ...], no_cache: bool) -> None:
     """Generate clients for ENVS (default: every env under schemas/).
 
     Nothing is written unless every env renders; each env's folder is replaced atomically.
+    Envs whose schemas, templates and envgen version are unchanged since they were last
+    rendered, and whose output is untouched, are skipped (see --no-cache).
     """
     try:
-        result = build(obj.layout, list(envs) or None)
+        result = build(obj.layout, list(envs) or None, use_cache=not no_cache)
         changed = write(obj.layout, result)
     except EnvgenError as exc:
         _fail(exc)
         return
-    for env in result.envs:
-        state = "written" if env.name in changed else "unchanged"
-        click.echo(f"{env.name}: {state} ({obj.layout.display(obj.layout.generated / env.name)})")
+    for name in result.names:
+        state = "written" if name in changed else "unchanged"
+        click.echo(f"{name}: {state} ({obj.layout.display(obj.layout.generated / name)})")
     for name in changed:
         if name.endswith("(removed)"):
             click.echo(f"{name.removesuffix(' (removed)')}: removed (its schemas are gone)")
@@ -92,20 +102,22 @@ def generate(obj: _Context, envs: tuple[str, ...]) -> None:
 
 @main.command(name="check")
 @click.argument("envs", nargs=-1)
+@_NO_CACHE
 @click.pass_obj
-def check_cmd(obj: _Context, envs: tuple[str, ...]) -> None:
+def check_cmd(obj: _Context, envs: tuple[str, ...], no_cache: bool) -> None:
     """Exit 1 unless generated/ is exactly what `generate` would write.
 
-    Prints a unified diff for each differing file, then the missing and stale files.
+    Prints a unified diff for each differing file, then the missing and stale files. Envs
+    the cache proves byte-identical to a fresh render are not rendered again (see --no-cache).
     """
     try:
-        result = build(obj.layout, list(envs) or None)
+        result = build(obj.layout, list(envs) or None, use_cache=not no_cache)
     except EnvgenError as exc:
         _fail(exc)
         return
     report = check(obj.layout, result)
     if report.ok:
-        click.echo(f"generated/ is up to date ({len(result.envs)} envs checked)")
+        click.echo(f"generated/ is up to date ({len(result.names)} envs checked)")
         return
     for path, diff in report.diffs.items():
         click.echo(f"differs: {path}")

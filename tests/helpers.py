@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from generator.cache import CACHE_FILE
+
 REPO = Path(__file__).resolve().parent.parent
 
 OBJECT = {"type": "object", "properties": {"x": {"type": "integer"}}}
@@ -47,5 +49,5 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {
         p.relative_to(folder).as_posix(): p.read_bytes()
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
+        if p.is_file() and "__pycache__" not in p.parts and p.name != CACHE_FILE
     }
