@@ -12,9 +12,14 @@ from pathlib import Path
 import click
 
 from generator import __version__
+from generator.adopt import AdoptReport, adopt
+from generator.env_folder import EnvFiles
 from generator.errors import EnvExistsError, EnvgenError, GenerationError, InputError
+from generator.importer import schemas_from_models
+from generator.interop import semver_or_default
 from generator.loader import Layout, discover_envs
 from generator.output import InputErrors, build, check, write
+from generator.pull import pull as pull_schemas
 from generator.scaffold import new_env
 
 EXIT_CHECK_FAILED = 1
@@ -157,6 +162,95 @@ def list_cmd(obj: _Context) -> None:
     """List the environments under schemas/."""
     for name in discover_envs(obj.layout):
         click.echo(name)
+
+
+def _report_adopted(obj: _Context, report: AdoptReport) -> None:
+    verb = "replaced" if report.replaced else "created"
+    shown = obj.layout.display(report.target)
+    click.echo(
+        f"{verb} {shown}/ and generated {obj.layout.display(obj.layout.generated)}/"
+        f"{report.target.name}/"
+    )
+    if report.replaced:
+        click.echo("\n".join(report.changes) if report.changes else "schemas unchanged")
+
+
+@main.command()
+@click.argument("url")
+@click.option("--name", help="Env name (default: the server's name in snake case).")
+@click.option("--force", is_flag=True, help="Replace an existing env and show what changed.")
+@click.pass_obj
+def pull(obj: _Context, url: str, name: str | None, force: bool) -> None:
+    """Write schemas/NAME/ from a running OpenEnv server and generate its client.
+
+    Reads GET URL/schema and GET URL/metadata. Nothing is written unless both replies are
+    usable and the schemas generate.
+    """
+    try:
+        pulled = pull_schemas(url, name)
+        report = adopt(
+            obj.layout,
+            EnvFiles(
+                name=pulled.name,
+                version=pulled.version,
+                description=pulled.description,
+                transport="websocket",
+                schemas=pulled.schemas,
+                extra_files=pulled.extra_files,
+            ),
+            force=force,
+        )
+    except EnvgenError as exc:
+        _fail(exc)
+        return
+    _report_adopted(obj, report)
+
+
+@main.command(name="import")
+@click.argument("action")
+@click.argument("observation")
+@click.argument("state", required=False)
+@click.option("--name", required=True, help="Env name for schemas/NAME/.")
+@click.option("--version", "version", default="0.1.0", show_default=True)
+@click.option("--description", default="", help="One line for env.toml.")
+@click.option(
+    "--transport", type=click.Choice(["websocket", "http"]), default="websocket", show_default=True
+)
+@click.option("--force", is_flag=True, help="Replace an existing env and show what changed.")
+@click.pass_obj
+def import_cmd(
+    obj: _Context,
+    action: str,
+    observation: str,
+    state: str | None,
+    name: str,
+    version: str,
+    description: str,
+    transport: str,
+    force: bool,
+) -> None:
+    """Write schemas/NAME/ from pydantic models given as MODULE:CLASS, and generate.
+
+    ACTION, OBSERVATION and (optionally) STATE name pydantic v2 model classes, imported
+    with the project root on sys.path. Without STATE, OpenEnv's base state is used.
+    """
+    try:
+        schemas = schemas_from_models(action, observation, state, obj.layout.root)
+        report = adopt(
+            obj.layout,
+            EnvFiles(
+                name=name,
+                version=semver_or_default(version),
+                description=description,
+                transport=transport,
+                schemas=schemas,
+            ),
+            force=force,
+        )
+    except EnvgenError as exc:
+        _fail(exc)
+        return
+    _report_adopted(obj, report)
 
 
 __all__ = ["InputError", "main"]

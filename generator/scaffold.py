@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from generator.env_folder import EnvFiles, write_env_folder
 from generator.errors import EnvExistsError, EnvgenError
-from generator.jsonio import pretty_json
 from generator.loader import Layout
 from generator.manifest import check_env_name, default_class_prefix
 
@@ -67,27 +64,6 @@ def _schemas(prefix: str) -> dict[str, dict[str, Any]]:
     }
 
 
-def _manifest(name: str) -> str:
-    return f'''name = "{name}"
-version = "0.1.0"
-description = "Describe what the {name} environment does."
-transport = "websocket"          # or "http" for stateful HTTP servers
-# class_prefix = "{default_class_prefix(name)}"          # optional; derived from the name
-# model_type = "pydantic"        # or "dataclasses"
-
-[server]
-# The argv that serves this env locally; {{python}}, {{host}}, {{port}} and {{transport}}
-# are filled in by the client's from_local_process().
-# command = ["{{python}}", "-m", "my_package.server", "--port", "{{port}}"]
-health_path = "/health"
-startup_timeout_s = 60
-
-[docker]
-# image = "{name.replace("_", "-")}:0.1.0"
-port = 8000
-'''
-
-
 def new_env(layout: Layout, name: str) -> Path:
     """Create schemas/<name>/ atomically; refuse to touch an existing folder."""
     problem = check_env_name(name)
@@ -99,14 +75,14 @@ def new_env(layout: Layout, name: str) -> Path:
             f"{layout.display(target)} already exists; envgen new never overwrites an env",
             hint="edit its schemas, or remove the folder first",
         )
-    layout.schemas.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{name}-new-", dir=layout.schemas))
-    try:
-        (stage / "env.toml").write_text(_manifest(name), encoding="utf-8")
-        for role, schema in _schemas(default_class_prefix(name)).items():
-            (stage / f"{role}.schema.json").write_text(pretty_json(schema), encoding="utf-8")
-        os.rename(stage, target)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
+    write_env_folder(
+        target,
+        EnvFiles(
+            name=name,
+            version="0.1.0",
+            description=f"Describe what the {name} environment does.",
+            transport="websocket",
+            schemas=_schemas(default_class_prefix(name)),
+        ),
+    )
     return target
