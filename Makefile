@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.envgen-installed
 
-.PHONY: setup demo test golden lint format clean
+.PHONY: setup demo test golden lint format clean bench
 
 setup: $(STAMP)
 
@@ -30,6 +30,11 @@ test: setup
 ## golden: rewrite the golden files under tests/golden/ from tests/golden/*/schemas.
 golden: setup
 	$(BIN)/python -m tests.golden.regenerate
+
+## bench: run every benchmark and rewrite benchmarks/RESULTS.md (takes a few minutes).
+bench: setup
+	$(BIN)/python -m benchmarks.bench_codegen --out benchmarks/results/codegen.json
+	$(BIN)/python -m benchmarks.report
 
 lint: setup
 	$(BIN)/ruff check generator tests examples

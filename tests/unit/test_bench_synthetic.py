@@ -1,0 +1,23 @@
+"""The benchmark's synthetic envs stay valid input (so `make bench` measures real work)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.synthetic import touch_env, write_envs
+from generator.loader import Layout
+from generator.output import build, check, write
+
+
+def test_synthetic_envs_generate_and_a_touch_rerenders_one(tmp_path: Path) -> None:
+    names = write_envs(tmp_path, 3)
+    layout = Layout.at(tmp_path)
+    result = build(layout)
+    assert sorted(e.name for e in result.envs) == names
+    write(layout, result)
+    touch_env(tmp_path, names[1])
+    again = build(layout)
+    assert [e.name for e in again.envs] == [names[1]]
+    assert "added_later" in again.files[f"{names[1]}/models.py"]
+    write(layout, again)
+    assert check(layout, build(layout, use_cache=False)).ok
