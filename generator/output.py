@@ -229,14 +229,34 @@ def _write_file(path: Path, text: str) -> None:
 
 
 def _repair(out: Path) -> None:
-    """Undo a swap that a crash cut short: put set-aside folders back where none replaced them."""
+    """Undo a swap that a crash cut short: put set-aside folders back where none replaced them.
+
+    Only folders left by processes that are gone are touched; a concurrent run's are not.
+    """
     for aside in out.glob(f"{_ASIDE}-*"):
+        if _owner_alive(aside):
+            continue
         for folder in aside.iterdir():
             if not (out / folder.name).exists():
                 os.rename(folder, out / folder.name)
         shutil.rmtree(aside, ignore_errors=True)
     for stage in out.glob(f"{_STAGE}-*"):
-        shutil.rmtree(stage, ignore_errors=True)
+        if not _owner_alive(stage):
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def _owner_alive(path: Path) -> bool:
+    """Whether the process whose pid ends `path`'s name is still running (not this one)."""
+    pid_text = path.name.rsplit("-", 1)[-1]
+    if not pid_text.isdigit() or int(pid_text) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextmanager

@@ -59,7 +59,7 @@ def test_ruff_clean_generated_code() -> None:
 
 
 def test_ruff_clean_project_code() -> None:
-    targets = [t for t in ("generator", "tests", "examples") if (REPO / t).exists()]
+    targets = [t for t in ("generator", "tests", "examples", "benchmarks") if (REPO / t).exists()]
     check = _run([sys.executable, "-m", "ruff", "check", "--no-cache", *targets], REPO)
     assert check.returncode == 0, check.stdout + check.stderr
     fmt = _run([sys.executable, "-m", "ruff", "format", "--no-cache", "--check", *targets], REPO)
