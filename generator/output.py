@@ -13,10 +13,13 @@ import difflib
 import os
 import shutil
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from generator.cache import (
     Cache,
@@ -167,6 +170,8 @@ def write(layout: Layout, result: Build) -> list[str]:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8", newline="\n")
         aside.mkdir(exist_ok=True)
+        # Held until generated/ is whole and tidy: an interrupt delivered after this block
+        # finds nothing left half-done (no stage or aside folder, the cache saved).
         with _signals_held():
             for name in changed:
                 if (out / name).exists():
@@ -175,11 +180,13 @@ def write(layout: Layout, result: Build) -> list[str]:
             for path in stale:
                 os.rename(path, aside / path.name)
             _write_file(out / "__init__.py", result.files["__init__.py"])
+            shutil.rmtree(stage, ignore_errors=True)
+            shutil.rmtree(aside, ignore_errors=True)
+            if result.cache is not None:
+                save_cache(out, result.cache)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
         shutil.rmtree(aside, ignore_errors=True)
-    if result.cache is not None:
-        save_cache(out, result.cache)
     return changed + [f"{p.name} (removed)" for p in stale]
 
 
@@ -261,14 +268,30 @@ def _owner_alive(path: Path) -> bool:
 
 @contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM during the renames; they are delivered right after."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    except (AttributeError, ValueError, OSError):
+    """Hold SIGINT/SIGTERM during the swap; each one that came is delivered right after.
+
+    Python handles signals in the main thread only, whichever thread the kernel picked, so
+    swapping the handlers (not the thread's signal mask, which other threads bypass) is
+    what holds them. Off the main thread there is nothing to hold: no handler runs here.
+    """
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
+    arrived: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        arrived.append(signum)
+
+    previous: dict[signal.Signals, Any] = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(sig)
+        if handler is not None:  # None: installed outside Python, cannot be restored
+            previous[sig] = handler
+            signal.signal(sig, hold)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for signum in dict.fromkeys(arrived):
+            signal.raise_signal(signum)

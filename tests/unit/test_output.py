@@ -103,9 +103,23 @@ def test_failure_during_swap_rolls_back_on_next_run(
     assert snapshot(tmp_path / "generated") == before
 
 
+@pytest.mark.parametrize("other_thread", [False, True])
 def test_sigint_during_swap_is_delivered_after_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, other_thread: bool
 ) -> None:
+    # With another thread alive the kernel may hand the signal to it rather than to the
+    # main thread: holding must not depend on which thread receives it.
+    release = threading.Event()
+    waiter = threading.Thread(target=release.wait, daemon=True)
+    if other_thread:
+        waiter.start()
+    try:
+        _sigint_during_swap(tmp_path, monkeypatch)
+    finally:
+        release.set()
+
+
+def _sigint_during_swap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_env(tmp_path, "alpha")
     _generate(tmp_path)
     write_env(tmp_path, "alpha", action={"type": "object", "properties": {"z": {"type": "string"}}})
@@ -127,6 +141,10 @@ def test_sigint_during_swap_is_delivered_after_it(
     )
     layout = Layout.at(tmp_path)
     assert check(layout, build(layout)).ok
+    leftovers = [
+        p.name for p in (tmp_path / "generated").iterdir() if p.name.startswith(".envgen-")
+    ]
+    assert leftovers == [".envgen-cache.json"]  # no stage or aside folder survives
 
 
 def test_check_reports_diff_missing_and_stale(tmp_path: Path) -> None:
