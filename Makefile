@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.envgen-installed
 
-.PHONY: setup demo test golden lint format clean bench
+.PHONY: setup demo test golden lint format clean bench docker-engine images
 
 setup: $(STAMP)
 
@@ -23,9 +23,19 @@ demo: setup
 	$(BIN)/envgen check
 	$(BIN)/python -m examples.demo
 
-## test: the whole suite (unit, golden, CLI, type checks, end-to-end against real servers).
-test: setup
+## test: the whole suite (unit, golden, CLI, type checks, end-to-end against real servers
+## and real Docker containers: a Docker engine is started first when none answers).
+test: setup docker-engine
 	$(BIN)/python -m pytest
+
+## docker-engine: make a Docker engine answer (installs Debian's docker.io and starts dockerd
+## when needed, as root). Without one the docker-marked tests are skipped, saying why.
+docker-engine:
+	@bash scripts/ensure-docker.sh || echo "make: no Docker engine; docker-marked tests will be skipped"
+
+## images: build every example env image with no registry (scripts/build_images.py).
+images: setup docker-engine
+	$(BIN)/python scripts/build_images.py
 
 ## golden: rewrite the golden files under tests/golden/ from tests/golden/*/schemas.
 golden: setup

@@ -25,7 +25,16 @@ _TOP_KEYS = {"name", "version", "description", "class_prefix", "transport", "mod
 _TABLES: dict[str, set[str]] = {
     "server": {"command", "health_path", "startup_timeout_s"},
     "docker": {"image", "port"},
+    "auth": {"token_env"},
+    # Reader behaviour `envgen diff` assumes (generator/diff/policy.py); all booleans.
+    "compat": {
+        "readers_ignore_unknown_fields",
+        "server_ignores_unknown_fields",
+        "default_satisfies_required",
+        "extensible_enums",
+    },
 }
+ENV_VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,8 @@ class Manifest:
     startup_timeout_s: float
     docker_image: str | None
     docker_port: int
+    auth_token_env: str | None = None
+    compat: tuple[tuple[str, bool], ...] = ()
 
     @property
     def major_version(self) -> int:
@@ -155,6 +166,22 @@ def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         raise fail("/docker/port", "port must be an integer from 1 to 65535")
 
+    auth = data.get("auth", {})
+    token_env = auth.get("token_env")
+    if token_env is not None and (
+        not isinstance(token_env, str) or not ENV_VAR_RE.match(token_env)
+    ):
+        raise fail(
+            "/auth/token_env",
+            "token_env must be the name of an environment variable, such as 'ECHO_TOKEN'",
+            hint="put the variable's name here, never the token itself",
+        )
+
+    compat = data.get("compat", {})
+    for key, value in compat.items():
+        if not isinstance(value, bool):
+            raise fail(f"/compat/{key}", f"{key} must be true or false")
+
     return Manifest(
         name=name,
         version=version,
@@ -167,6 +194,8 @@ def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
         startup_timeout_s=float(timeout),
         docker_image=image,
         docker_port=port,
+        auth_token_env=token_env,
+        compat=tuple(sorted(compat.items())),
     )
 
 

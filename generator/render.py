@@ -79,6 +79,7 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
     jinja = _environment(templates_dir)
     names = {
         "client": env.client_name,
+        "async_client": f"Async{env.client_name}",
         "action": env.class_name("action"),
         "observation": env.class_name("observation"),
         "state": env.class_name("state"),
@@ -90,6 +91,10 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
         "manifest": env.manifest,
         "generator_version": __version__,
         "docstring": summary + ("\n\n" + description if description else ""),
+        "async_docstring": (
+            f"Asyncio client for the {env.name} environment, version {env.manifest.version}."
+            f"\n\nThe methods of {names['client']}, as coroutines."
+        ),
         "sections": sections(env),
         **names,
     }
@@ -99,13 +104,14 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
 
     models = generate_models(env, render("models_header.py.jinja").rstrip("\n"))
     model_names = defined_names(models)
-    if names["client"] in model_names:
-        raise GenerationError(
-            f"a schema type is named {names['client']!r}, like the client class; rename that "
-            "$defs entry or set class_prefix in env.toml"
-        )
+    for client in (names["client"], names["async_client"]):
+        if client in model_names:
+            raise GenerationError(
+                f"a schema type is named {client!r}, like a client class; rename that "
+                "$defs entry or set class_prefix in env.toml"
+            )
     context["model_names"] = model_names
-    context["exports"] = sorted([names["client"], *model_names])
+    context["exports"] = sorted([names["client"], names["async_client"], *model_names])
     files = {
         "__init__.py": render("__init__.py.jinja"),
         "client.py": render("client.py.jinja"),

@@ -12,10 +12,11 @@
 Runs Python code in a subprocess and reports stdout, stderr and exit code.
 """
 
-from .client import CodingEnv
+from .client import AsyncCodingEnv, CodingEnv
 from .models import CodingAction, CodingObservation, CodingState, ExecResult
 
 __all__ = [
+    "AsyncCodingEnv",
     "CodingAction",
     "CodingEnv",
     "CodingObservation",

@@ -7,22 +7,45 @@
 #   schemas/coding_env/observation.schema.json
 #   schemas/coding_env/state.schema.json
 # Schema hash: sha256:678cd4a19291feaa37bba0e1f564d963da8c3af444a4a50317a2ff91a9360a9f
-"""Typed client for the coding_env environment."""
+"""Typed clients for the coding_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from generator.runtime import EnvClient, EnvSpec, ModelCodec, StepResult
+from generator.runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
 
 from .models import CodingAction, CodingObservation, CodingState
 
-__all__ = ["CodingEnv"]
+__all__ = ["AsyncCodingEnv", "CodingEnv"]
 
 _ACTION: ModelCodec[CodingAction] = ModelCodec(CodingAction, "action")
 _OBSERVATION: ModelCodec[CodingObservation] = ModelCodec(CodingObservation, "observation")
 _STATE: ModelCodec[CodingState] = ModelCodec(CodingState, "state")
+
+_SPEC = EnvSpec(
+    name="coding_env",
+    version="0.1.0",
+    transport="http",
+    health_path="/health",
+    server_command=(
+        "{python}",
+        "-m",
+        "examples.coding_env.server",
+        "--host",
+        "{host}",
+        "--port",
+        "{port}",
+        "--protocol",
+        "{transport}",
+    ),
+    startup_timeout_s=60.0,
+    docker_image="envgen/coding-env:0.1.0",
+    docker_port=8000,
+    schema_hash="sha256:678cd4a19291feaa37bba0e1f564d963da8c3af444a4a50317a2ff91a9360a9f",
+    auth_token_env=None,
+)
 
 
 class CodingEnv(EnvClient[CodingAction, CodingObservation, CodingState]):
@@ -31,33 +54,31 @@ class CodingEnv(EnvClient[CodingAction, CodingObservation, CodingState]):
     Runs Python code in a subprocess and reports stdout, stderr and exit code.
     """
 
-    SPEC: ClassVar[EnvSpec] = EnvSpec(
-        name="coding_env",
-        version="0.1.0",
-        transport="http",
-        health_path="/health",
-        server_command=(
-            "{python}",
-            "-m",
-            "examples.coding_env.server",
-            "--host",
-            "{host}",
-            "--port",
-            "{port}",
-            "--protocol",
-            "{transport}",
-        ),
-        startup_timeout_s=60.0,
-        docker_image="envgen/coding-env:0.1.0",
-        docker_port=8000,
-        schema_hash="sha256:678cd4a19291feaa37bba0e1f564d963da8c3af444a4a50317a2ff91a9360a9f",
-    )
+    SPEC: ClassVar[EnvSpec] = _SPEC
 
     def _step_payload(self, action: CodingAction) -> dict[str, Any]:
         return _ACTION.encode(action)
 
     def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[CodingObservation]:
-        return self._build_result(payload, _OBSERVATION)
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
 
     def _parse_state(self, payload: Mapping[str, Any]) -> CodingState:
-        return _STATE.decode(payload)
+        return _STATE.decode(payload, strict=self.strict)
+
+
+class AsyncCodingEnv(AsyncEnvClient[CodingAction, CodingObservation, CodingState]):
+    """Asyncio client for the coding_env environment, version 0.1.0.
+
+    The methods of CodingEnv, as coroutines.
+    """
+
+    SPEC: ClassVar[EnvSpec] = _SPEC
+
+    def _step_payload(self, action: CodingAction) -> dict[str, Any]:
+        return _ACTION.encode(action)
+
+    def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[CodingObservation]:
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
+
+    def _parse_state(self, payload: Mapping[str, Any]) -> CodingState:
+        return _STATE.decode(payload, strict=self.strict)

@@ -11,10 +11,11 @@
 Echoes each message back; the simplest possible environment.
 """
 
-from .client import EchoEnv
+from .client import AsyncEchoEnv, EchoEnv
 from .models import EchoAction, EchoObservation, EchoState
 
 __all__ = [
+    "AsyncEchoEnv",
     "EchoAction",
     "EchoEnv",
     "EchoObservation",

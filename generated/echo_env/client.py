@@ -6,22 +6,45 @@
 #   schemas/echo_env/observation.schema.json
 #   schemas/echo_env/state.schema.json
 # Schema hash: sha256:de222389b8e0b84f4c71cf2a0d94db37e83dadd2ebdc127310d91d95d3d21c7d
-"""Typed client for the echo_env environment."""
+"""Typed clients for the echo_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from generator.runtime import EnvClient, EnvSpec, ModelCodec, StepResult
+from generator.runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
 
 from .models import EchoAction, EchoObservation, EchoState
 
-__all__ = ["EchoEnv"]
+__all__ = ["AsyncEchoEnv", "EchoEnv"]
 
 _ACTION: ModelCodec[EchoAction] = ModelCodec(EchoAction, "action")
 _OBSERVATION: ModelCodec[EchoObservation] = ModelCodec(EchoObservation, "observation")
 _STATE: ModelCodec[EchoState] = ModelCodec(EchoState, "state")
+
+_SPEC = EnvSpec(
+    name="echo_env",
+    version="0.1.0",
+    transport="websocket",
+    health_path="/health",
+    server_command=(
+        "{python}",
+        "-m",
+        "examples.echo_env.server",
+        "--host",
+        "{host}",
+        "--port",
+        "{port}",
+        "--protocol",
+        "{transport}",
+    ),
+    startup_timeout_s=60.0,
+    docker_image="envgen/echo-env:0.1.0",
+    docker_port=8000,
+    schema_hash="sha256:de222389b8e0b84f4c71cf2a0d94db37e83dadd2ebdc127310d91d95d3d21c7d",
+    auth_token_env=None,
+)
 
 
 class EchoEnv(EnvClient[EchoAction, EchoObservation, EchoState]):
@@ -30,33 +53,31 @@ class EchoEnv(EnvClient[EchoAction, EchoObservation, EchoState]):
     Echoes each message back; the simplest possible environment.
     """
 
-    SPEC: ClassVar[EnvSpec] = EnvSpec(
-        name="echo_env",
-        version="0.1.0",
-        transport="websocket",
-        health_path="/health",
-        server_command=(
-            "{python}",
-            "-m",
-            "examples.echo_env.server",
-            "--host",
-            "{host}",
-            "--port",
-            "{port}",
-            "--protocol",
-            "{transport}",
-        ),
-        startup_timeout_s=60.0,
-        docker_image="envgen/echo-env:0.1.0",
-        docker_port=8000,
-        schema_hash="sha256:de222389b8e0b84f4c71cf2a0d94db37e83dadd2ebdc127310d91d95d3d21c7d",
-    )
+    SPEC: ClassVar[EnvSpec] = _SPEC
 
     def _step_payload(self, action: EchoAction) -> dict[str, Any]:
         return _ACTION.encode(action)
 
     def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[EchoObservation]:
-        return self._build_result(payload, _OBSERVATION)
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
 
     def _parse_state(self, payload: Mapping[str, Any]) -> EchoState:
-        return _STATE.decode(payload)
+        return _STATE.decode(payload, strict=self.strict)
+
+
+class AsyncEchoEnv(AsyncEnvClient[EchoAction, EchoObservation, EchoState]):
+    """Asyncio client for the echo_env environment, version 0.1.0.
+
+    The methods of EchoEnv, as coroutines.
+    """
+
+    SPEC: ClassVar[EnvSpec] = _SPEC
+
+    def _step_payload(self, action: EchoAction) -> dict[str, Any]:
+        return _ACTION.encode(action)
+
+    def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[EchoObservation]:
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
+
+    def _parse_state(self, payload: Mapping[str, Any]) -> EchoState:
+        return _STATE.decode(payload, strict=self.strict)

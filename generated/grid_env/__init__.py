@@ -11,7 +11,7 @@
 A seeded gridworld: move, turn and pick up items.
 """
 
-from .client import GridEnv
+from .client import AsyncGridEnv, GridEnv
 from .models import (
     Cell,
     GridAction,
@@ -24,6 +24,7 @@ from .models import (
 )
 
 __all__ = [
+    "AsyncGridEnv",
     "Cell",
     "GridAction",
     "GridEnv",

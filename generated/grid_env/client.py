@@ -6,22 +6,45 @@
 #   schemas/grid_env/observation.schema.json
 #   schemas/grid_env/state.schema.json
 # Schema hash: sha256:d4536eec307b354f9acb31cb4b127262494cb3cbf298d1723f0cc6cc6df4ec5c
-"""Typed client for the grid_env environment."""
+"""Typed clients for the grid_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from generator.runtime import EnvClient, EnvSpec, ModelCodec, StepResult
+from generator.runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
 
 from .models import GridAction, GridObservation, GridState
 
-__all__ = ["GridEnv"]
+__all__ = ["AsyncGridEnv", "GridEnv"]
 
 _ACTION: ModelCodec[GridAction] = ModelCodec(GridAction, "action")
 _OBSERVATION: ModelCodec[GridObservation] = ModelCodec(GridObservation, "observation")
 _STATE: ModelCodec[GridState] = ModelCodec(GridState, "state")
+
+_SPEC = EnvSpec(
+    name="grid_env",
+    version="0.1.0",
+    transport="websocket",
+    health_path="/health",
+    server_command=(
+        "{python}",
+        "-m",
+        "examples.grid_env.server",
+        "--host",
+        "{host}",
+        "--port",
+        "{port}",
+        "--protocol",
+        "{transport}",
+    ),
+    startup_timeout_s=60.0,
+    docker_image="envgen/grid-env:0.1.0",
+    docker_port=8000,
+    schema_hash="sha256:d4536eec307b354f9acb31cb4b127262494cb3cbf298d1723f0cc6cc6df4ec5c",
+    auth_token_env=None,
+)
 
 
 class GridEnv(EnvClient[GridAction, GridObservation, GridState]):
@@ -30,33 +53,31 @@ class GridEnv(EnvClient[GridAction, GridObservation, GridState]):
     A seeded gridworld: move, turn and pick up items.
     """
 
-    SPEC: ClassVar[EnvSpec] = EnvSpec(
-        name="grid_env",
-        version="0.1.0",
-        transport="websocket",
-        health_path="/health",
-        server_command=(
-            "{python}",
-            "-m",
-            "examples.grid_env.server",
-            "--host",
-            "{host}",
-            "--port",
-            "{port}",
-            "--protocol",
-            "{transport}",
-        ),
-        startup_timeout_s=60.0,
-        docker_image="envgen/grid-env:0.1.0",
-        docker_port=8000,
-        schema_hash="sha256:d4536eec307b354f9acb31cb4b127262494cb3cbf298d1723f0cc6cc6df4ec5c",
-    )
+    SPEC: ClassVar[EnvSpec] = _SPEC
 
     def _step_payload(self, action: GridAction) -> dict[str, Any]:
         return _ACTION.encode(action)
 
     def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[GridObservation]:
-        return self._build_result(payload, _OBSERVATION)
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
 
     def _parse_state(self, payload: Mapping[str, Any]) -> GridState:
-        return _STATE.decode(payload)
+        return _STATE.decode(payload, strict=self.strict)
+
+
+class AsyncGridEnv(AsyncEnvClient[GridAction, GridObservation, GridState]):
+    """Asyncio client for the grid_env environment, version 0.1.0.
+
+    The methods of GridEnv, as coroutines.
+    """
+
+    SPEC: ClassVar[EnvSpec] = _SPEC
+
+    def _step_payload(self, action: GridAction) -> dict[str, Any]:
+        return _ACTION.encode(action)
+
+    def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[GridObservation]:
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
+
+    def _parse_state(self, payload: Mapping[str, Any]) -> GridState:
+        return _STATE.decode(payload, strict=self.strict)

@@ -11,10 +11,11 @@
 A short seeded quiz with hints, attempts and a running score.
 """
 
-from .client import QuizEnv
+from .client import AsyncQuizEnv, QuizEnv
 from .models import Confidence, HistoryEntry, QuizAction, QuizObservation, QuizState
 
 __all__ = [
+    "AsyncQuizEnv",
     "Confidence",
     "HistoryEntry",
     "QuizAction",

@@ -6,22 +6,45 @@
 #   schemas/quiz_env/observation.schema.json
 #   schemas/quiz_env/state.schema.json
 # Schema hash: sha256:437fbead30ffefd0b9520d771182f7b89b5263bff95ac4dd0aed264069b8e021
-"""Typed client for the quiz_env environment."""
+"""Typed clients for the quiz_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from generator.runtime import EnvClient, EnvSpec, ModelCodec, StepResult
+from generator.runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
 
 from .models import QuizAction, QuizObservation, QuizState
 
-__all__ = ["QuizEnv"]
+__all__ = ["AsyncQuizEnv", "QuizEnv"]
 
 _ACTION: ModelCodec[QuizAction] = ModelCodec(QuizAction, "action")
 _OBSERVATION: ModelCodec[QuizObservation] = ModelCodec(QuizObservation, "observation")
 _STATE: ModelCodec[QuizState] = ModelCodec(QuizState, "state")
+
+_SPEC = EnvSpec(
+    name="quiz_env",
+    version="0.1.0",
+    transport="websocket",
+    health_path="/health",
+    server_command=(
+        "{python}",
+        "-m",
+        "examples.quiz_env.server",
+        "--host",
+        "{host}",
+        "--port",
+        "{port}",
+        "--protocol",
+        "{transport}",
+    ),
+    startup_timeout_s=60.0,
+    docker_image="envgen/quiz-env:0.1.0",
+    docker_port=8000,
+    schema_hash="sha256:437fbead30ffefd0b9520d771182f7b89b5263bff95ac4dd0aed264069b8e021",
+    auth_token_env=None,
+)
 
 
 class QuizEnv(EnvClient[QuizAction, QuizObservation, QuizState]):
@@ -30,33 +53,31 @@ class QuizEnv(EnvClient[QuizAction, QuizObservation, QuizState]):
     A short seeded quiz with hints, attempts and a running score.
     """
 
-    SPEC: ClassVar[EnvSpec] = EnvSpec(
-        name="quiz_env",
-        version="0.1.0",
-        transport="websocket",
-        health_path="/health",
-        server_command=(
-            "{python}",
-            "-m",
-            "examples.quiz_env.server",
-            "--host",
-            "{host}",
-            "--port",
-            "{port}",
-            "--protocol",
-            "{transport}",
-        ),
-        startup_timeout_s=60.0,
-        docker_image="envgen/quiz-env:0.1.0",
-        docker_port=8000,
-        schema_hash="sha256:437fbead30ffefd0b9520d771182f7b89b5263bff95ac4dd0aed264069b8e021",
-    )
+    SPEC: ClassVar[EnvSpec] = _SPEC
 
     def _step_payload(self, action: QuizAction) -> dict[str, Any]:
         return _ACTION.encode(action)
 
     def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[QuizObservation]:
-        return self._build_result(payload, _OBSERVATION)
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
 
     def _parse_state(self, payload: Mapping[str, Any]) -> QuizState:
-        return _STATE.decode(payload)
+        return _STATE.decode(payload, strict=self.strict)
+
+
+class AsyncQuizEnv(AsyncEnvClient[QuizAction, QuizObservation, QuizState]):
+    """Asyncio client for the quiz_env environment, version 0.1.0.
+
+    The methods of QuizEnv, as coroutines.
+    """
+
+    SPEC: ClassVar[EnvSpec] = _SPEC
+
+    def _step_payload(self, action: QuizAction) -> dict[str, Any]:
+        return _ACTION.encode(action)
+
+    def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[QuizObservation]:
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
+
+    def _parse_state(self, payload: Mapping[str, Any]) -> QuizState:
+        return _STATE.decode(payload, strict=self.strict)

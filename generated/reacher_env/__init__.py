@@ -11,7 +11,7 @@
 A two-link planar arm reaching for a seeded target; continuous control.
 """
 
-from .client import ReacherEnv
+from .client import AsyncReacherEnv, ReacherEnv
 from .models import (
     FingertipItem,
     JointAngle,
@@ -24,6 +24,7 @@ from .models import (
 )
 
 __all__ = [
+    "AsyncReacherEnv",
     "FingertipItem",
     "JointAngle",
     "JointVelocity",

@@ -6,22 +6,45 @@
 #   schemas/reacher_env/observation.schema.json
 #   schemas/reacher_env/state.schema.json
 # Schema hash: sha256:c1807316189be8cf3000b89d75398c565032e104ecf7f202d176ebb30f72869f
-"""Typed client for the reacher_env environment."""
+"""Typed clients for the reacher_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from generator.runtime import EnvClient, EnvSpec, ModelCodec, StepResult
+from generator.runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
 
 from .models import ReacherAction, ReacherObservation, ReacherState
 
-__all__ = ["ReacherEnv"]
+__all__ = ["AsyncReacherEnv", "ReacherEnv"]
 
 _ACTION: ModelCodec[ReacherAction] = ModelCodec(ReacherAction, "action")
 _OBSERVATION: ModelCodec[ReacherObservation] = ModelCodec(ReacherObservation, "observation")
 _STATE: ModelCodec[ReacherState] = ModelCodec(ReacherState, "state")
+
+_SPEC = EnvSpec(
+    name="reacher_env",
+    version="0.1.0",
+    transport="websocket",
+    health_path="/health",
+    server_command=(
+        "{python}",
+        "-m",
+        "examples.reacher_env.server",
+        "--host",
+        "{host}",
+        "--port",
+        "{port}",
+        "--protocol",
+        "{transport}",
+    ),
+    startup_timeout_s=60.0,
+    docker_image="envgen/reacher-env:0.1.0",
+    docker_port=8000,
+    schema_hash="sha256:c1807316189be8cf3000b89d75398c565032e104ecf7f202d176ebb30f72869f",
+    auth_token_env=None,
+)
 
 
 class ReacherEnv(EnvClient[ReacherAction, ReacherObservation, ReacherState]):
@@ -30,33 +53,31 @@ class ReacherEnv(EnvClient[ReacherAction, ReacherObservation, ReacherState]):
     A two-link planar arm reaching for a seeded target; continuous control.
     """
 
-    SPEC: ClassVar[EnvSpec] = EnvSpec(
-        name="reacher_env",
-        version="0.1.0",
-        transport="websocket",
-        health_path="/health",
-        server_command=(
-            "{python}",
-            "-m",
-            "examples.reacher_env.server",
-            "--host",
-            "{host}",
-            "--port",
-            "{port}",
-            "--protocol",
-            "{transport}",
-        ),
-        startup_timeout_s=60.0,
-        docker_image="envgen/reacher-env:0.1.0",
-        docker_port=8000,
-        schema_hash="sha256:c1807316189be8cf3000b89d75398c565032e104ecf7f202d176ebb30f72869f",
-    )
+    SPEC: ClassVar[EnvSpec] = _SPEC
 
     def _step_payload(self, action: ReacherAction) -> dict[str, Any]:
         return _ACTION.encode(action)
 
     def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[ReacherObservation]:
-        return self._build_result(payload, _OBSERVATION)
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
 
     def _parse_state(self, payload: Mapping[str, Any]) -> ReacherState:
-        return _STATE.decode(payload)
+        return _STATE.decode(payload, strict=self.strict)
+
+
+class AsyncReacherEnv(AsyncEnvClient[ReacherAction, ReacherObservation, ReacherState]):
+    """Asyncio client for the reacher_env environment, version 0.1.0.
+
+    The methods of ReacherEnv, as coroutines.
+    """
+
+    SPEC: ClassVar[EnvSpec] = _SPEC
+
+    def _step_payload(self, action: ReacherAction) -> dict[str, Any]:
+        return _ACTION.encode(action)
+
+    def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[ReacherObservation]:
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
+
+    def _parse_state(self, payload: Mapping[str, Any]) -> ReacherState:
+        return _STATE.decode(payload, strict=self.strict)

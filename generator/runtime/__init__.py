@@ -1,15 +1,19 @@
 """Shared runtime for envgen-generated environment clients.
 
-Generated clients subclass ``EnvClient`` and describe their models with ``ModelCodec``; the
-runtime owns the wire protocols (``HttpTransport``, ``WebSocketTransport``), the server
-lifecycle (``LocalProcessProvider``) and one exception tree rooted at ``EnvgenRuntimeError``.
+Generated clients subclass ``EnvClient`` (blocking) and ``AsyncEnvClient`` (asyncio) and
+describe their models with ``ModelCodec``; the runtime owns the wire protocols
+(``HttpTransport``, ``WebSocketTransport`` and their ``Async`` twins), retries
+(``RetryPolicy``), the server lifecycle (``LocalProcessProvider``) and one exception tree
+rooted at ``EnvgenRuntimeError``.
 
-Importing this package imports pydantic but not requests or websockets (loaded when a
+Importing this package imports pydantic but not requests, httpx or websockets (loaded when a
 transport of that kind is first used), nor any other part of ``generator``.
 """
 
 from ._client import EnvClient
+from ._client_async import AsyncClientStart, AsyncEnvClient
 from ._codec import EnvModel, ModelCodec
+from ._docker import LocalDockerProvider
 from ._exceptions import (
     EnvConnectionError,
     EnvgenRuntimeError,
@@ -19,16 +23,25 @@ from ._exceptions import (
     ProviderError,
     ServerError,
     ServerValidationError,
+    SessionLostError,
     ValidationIssue,
 )
 from ._http import HttpTransport
+from ._http_async import AsyncHttpTransport
 from ._provider import LocalProcessProvider, Provider
 from ._result import StepResult
+from ._retry import RetryPolicy
 from ._spec import EnvSpec
-from ._transport import Transport
+from ._transport import AsyncTransport, Transport
 from ._websocket import WebSocketTransport
+from ._websocket_async import AsyncWebSocketTransport
 
 __all__ = [
+    "AsyncClientStart",
+    "AsyncEnvClient",
+    "AsyncHttpTransport",
+    "AsyncTransport",
+    "AsyncWebSocketTransport",
     "EnvClient",
     "EnvConnectionError",
     "EnvModel",
@@ -37,13 +50,16 @@ __all__ = [
     "EnvValidationError",
     "EnvgenRuntimeError",
     "HttpTransport",
+    "LocalDockerProvider",
     "LocalProcessProvider",
     "ModelCodec",
     "ProtocolError",
     "Provider",
     "ProviderError",
+    "RetryPolicy",
     "ServerError",
     "ServerValidationError",
+    "SessionLostError",
     "StepResult",
     "Transport",
     "ValidationIssue",

@@ -1,25 +1,28 @@
-"""The base class every generated environment client subclasses."""
+"""The base class every generated environment client subclasses (blocking I/O).
+
+Everything that does not wait on I/O (arguments, headers, retry decisions, parsing, the
+episode id) lives in ``ClientCore`` and is shared with ``AsyncEnvClient``.
+"""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+import time
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType, TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
-from ._errormap import redact_url
-from ._exceptions import EnvgenRuntimeError, ProtocolError
+from typing_extensions import Unpack
+
+from ._base import ClientCore, ClientOptions
+from ._exceptions import EnvgenRuntimeError
 from ._http import HttpTransport
-from ._provider import LocalProcessProvider, Provider
-from ._result import StepResult, build_step_result
-from ._spec import TRANSPORTS, EnvSpec, TransportName
+from ._launchers import ProviderLaunchers
+from ._result import StepResult
 from ._transport import Op, Transport
 from ._websocket import WebSocketTransport
 
 if TYPE_CHECKING:
     import os
-
-    from ._codec import ModelCodec
 
 __all__ = ["EnvClient"]
 
@@ -28,71 +31,18 @@ ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
 
 
-class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
+class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):
     """Typed client for one environment server; generated subclasses fill in the models.
 
     Subclasses set ``SPEC`` and implement ``_step_payload``, ``_parse_result`` and
     ``_parse_state``; the transport (HTTP or WebSocket) and the server's lifecycle live here.
     Requests from several threads are serialised; for parallel episodes use one client per
     thread (over WebSocket each client is its own server session).
+
+    Constructor: ``EnvClient(base_url=None, request_timeout_s=15.0, default_headers=None,
+    provider=None, *, transport=None, step_timeout_s=None, connect_timeout_s=None,
+    read_timeout_s=None, retry=None, trace=False, strict=False)``; see ``ClientCore``.
     """
-
-    SPEC: ClassVar[EnvSpec]
-
-    def __init__(
-        self,
-        base_url: str | None = None,
-        request_timeout_s: float = 15.0,
-        default_headers: Mapping[str, str] | None = None,
-        provider: Provider | None = None,
-        *,
-        transport: TransportName | None = None,
-        step_timeout_s: float | None = None,
-    ) -> None:
-        """Connect to ``base_url``, or to the server of ``provider``.
-
-        A provider that is not running yet is started here and then belongs to the client:
-        ``close()`` stops it. A provider that is already running is only borrowed.
-        ``transport`` overrides ``SPEC.transport``. ``step_timeout_s`` is sent with each HTTP
-        step as the server's ``timeout_s`` (the WebSocket protocol has no such field).
-        Nothing is sent until the first request.
-        """
-        spec = getattr(type(self), "SPEC", None)
-        if not isinstance(spec, EnvSpec):
-            raise TypeError(f"{type(self).__name__} must set SPEC: ClassVar[EnvSpec]")
-        name = transport if transport is not None else spec.transport
-        if name not in TRANSPORTS:
-            raise ValueError(f"transport must be one of {TRANSPORTS}, got {name!r}")
-        if request_timeout_s <= 0:
-            raise ValueError(f"request_timeout_s must be positive, got {request_timeout_s}")
-        if step_timeout_s is not None and step_timeout_s <= 0:
-            raise ValueError(f"step_timeout_s must be positive, got {step_timeout_s}")
-        if base_url is None and provider is None:
-            raise ValueError(
-                "pass base_url or provider "
-                f"(or use {type(self).__name__}.from_local_process() to start a server)"
-            )
-        self._transport_name: TransportName = name
-        self._request_timeout_s = request_timeout_s
-        self._step_timeout_s = step_timeout_s
-        self._default_headers: Mapping[str, str] = MappingProxyType(dict(default_headers or {}))
-        self._provider = provider
-        self._owns_provider = False
-        self._closed = False
-        self._transport: Transport | None = None
-        if base_url is None:
-            assert provider is not None
-            if provider.base_url is not None:
-                base_url = provider.base_url
-            else:
-                base_url = provider.start()
-                self._owns_provider = True  # we started it, so close() stops it
-        self._base_url = base_url.rstrip("/")
-        try:
-            self._transport = self._make_transport()
-        except BaseException:
-            self._stop_owned_provider()
-            raise
 
     # ------------------------------------------------------------------ construction
 
@@ -101,49 +51,23 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         cls,
         command: Sequence[str] | None = None,
         *,
-        transport: TransportName | None = None,
-        request_timeout_s: float = 15.0,
-        default_headers: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         startup_timeout_s: float | None = None,
-        step_timeout_s: float | None = None,
+        **options: Unpack[ClientOptions],
     ) -> Self:
         """Start the environment's server locally and return a client that owns it.
 
-        ``command`` defaults to ``SPEC.server_command``. Closing the client stops the server;
-        if building the client fails, the server is stopped before the error propagates.
+        ``command`` defaults to ``SPEC.server_command``; ``options`` are the constructor's
+        keyword options. Closing the client stops the server; if building the client fails,
+        the server is stopped before the error propagates.
         """
-        spec = getattr(cls, "SPEC", None)
-        if not isinstance(spec, EnvSpec):
-            raise TypeError(f"{cls.__name__} must set SPEC: ClassVar[EnvSpec]")
-        argv = tuple(command) if command is not None else spec.server_command
-        if not argv:
-            raise ValueError(
-                f"{cls.__name__}.SPEC has no server_command for environment {spec.name!r}: "
-                "pass command=[...] to from_local_process()"
-            )
-        name = transport if transport is not None else spec.transport
-        provider = LocalProcessProvider(
-            argv,
-            health_path=spec.health_path,
-            startup_timeout_s=(
-                startup_timeout_s if startup_timeout_s is not None else spec.startup_timeout_s
-            ),
-            env=env,
-            cwd=cwd,
-            transport=name,
+        provider = cls._local_provider(
+            command, options.get("transport"), env, cwd, startup_timeout_s
         )
         base_url = provider.start()
         try:
-            client = cls(
-                base_url,
-                request_timeout_s,
-                default_headers,
-                provider,
-                transport=name,
-                step_timeout_s=step_timeout_s,
-            )
+            client = cls(base_url, provider=provider, **options)
         except BaseException:
             provider.stop()
             raise
@@ -154,100 +78,73 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         """Build the transport named by ``transport_name``."""
         if self._transport_name == "http":
             return HttpTransport(
-                self._base_url,
-                timeout_s=self._request_timeout_s,
-                headers=self._default_headers,
-                step_timeout_s=self._step_timeout_s,
+                self._base_url, step_timeout_s=self._step_timeout_s, **self._transport_options()
             )
-        return WebSocketTransport(
-            self._base_url, timeout_s=self._request_timeout_s, headers=self._default_headers
-        )
-
-    # ------------------------------------------------------------------ properties
-
-    @property
-    def base_url(self) -> str:
-        """The server's base URL."""
-        return self._base_url
-
-    @property
-    def request_timeout_s(self) -> float:
-        """Timeout for connecting and for each reply, in seconds."""
-        return self._request_timeout_s
-
-    @property
-    def default_headers(self) -> Mapping[str, str]:
-        """Headers sent with every request (read-only view)."""
-        return self._default_headers
-
-    @property
-    def provider(self) -> Provider | None:
-        """The provider that runs the server, if any."""
-        return self._provider
-
-    @property
-    def transport_name(self) -> TransportName:
-        """``"http"`` or ``"websocket"``."""
-        return self._transport_name
+        return WebSocketTransport(self._base_url, **self._transport_options())
 
     @property
     def transport(self) -> Transport:
         """The transport carrying requests (for diagnostics)."""
         return self._require_transport("transport")
 
-    @property
-    def closed(self) -> bool:
-        """Whether ``close()`` was called."""
-        return self._closed
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}({redact_url(self._base_url)!r}, "
-            f"transport={self._transport_name!r})"
-        )
-
     # ------------------------------------------------------------------ operations
 
-    def _require_transport(self, op: str) -> Transport:
-        if self._closed or self._transport is None:
-            raise EnvgenRuntimeError(
-                f"{op} failed: this {type(self).__name__} is closed; create a new client"
-            )
-        return self._transport
-
-    def _request(self, op: Op, body: Mapping[str, Any]) -> dict[str, Any]:
-        return self._require_transport(op).request(op, body)
+    def _request(
+        self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None
+    ) -> dict[str, Any]:
+        """One operation, retried as ``retry`` allows (never a step)."""
+        extra = self._call_headers(op, headers)
+        attempt = 1
+        while True:
+            transport = self._require_transport(op)
+            try:
+                return transport.request(op, body, headers=extra)
+            except EnvgenRuntimeError as exc:
+                delay = self._next_delay(op, exc, attempt)
+                if delay is None:
+                    raise
+            (self._retry.sleep or time.sleep)(delay)
+            attempt += 1
 
     def reset(
-        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        **kwargs: Any,
     ) -> StepResult[ObsT]:
-        """Start a new episode; only the arguments given are sent."""
-        body: dict[str, Any] = {}
-        if seed is not None:
-            body["seed"] = seed
-        if episode_id is not None:
-            body["episode_id"] = episode_id
-        body.update(kwargs)
-        payload = self._request("reset", body)
-        return self._parse_with_op("reset", payload)
+        """Start a new episode; only the arguments given are sent.
 
-    def step(self, action: ActT) -> StepResult[ObsT]:
-        """Send one action (validated before it is sent) and return its result."""
+        ``headers`` go with this request only (over WebSocket: with the handshake, when this
+        reset opens the session). Over WebSocket a reset after a lost session opens a new one.
+        """
+        body = self._reset_body(seed, episode_id, kwargs)
+        payload = self._request("reset", body, headers)
+        return self._after_reset(episode_id, payload)
+
+    def step(self, action: ActT, *, headers: Mapping[str, str] | None = None) -> StepResult[ObsT]:
+        """Send one action (validated before it is sent) and return its result; never retried."""
         self._require_transport("step")
-        payload = self._request("step", self._step_payload(action))
-        return self._parse_with_op("step", payload)
+        payload = self._request("step", self._step_payload(action), headers)
+        return self._after_step(payload)
 
-    def state(self) -> StateT:
+    def state(self, *, headers: Mapping[str, str] | None = None) -> StateT:
         """The server's current state for this session."""
-        return self._parse_state(self._request("state", {}))
+        return self._after_state(self._request("state", {}, headers))
 
-    def _parse_with_op(self, op: str, payload: Mapping[str, Any]) -> StepResult[ObsT]:
-        try:
-            return self._parse_result(payload)
-        except ProtocolError as exc:
-            if exc.op is None:
-                exc.op = op
-            raise
+    def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
+        """Drop the connection and open a new one now.
+
+        Over WebSocket this ends the server session and its episode (call ``reset()`` next);
+        ``headers`` then go with this and every later handshake. Over HTTP it only replaces
+        pooled connections (the server keeps its one environment); ``headers`` are then
+        sent with every later request.
+        """
+        self._require_transport("reconnect").reconnect(
+            headers=self._call_headers("reconnect", headers)
+        )
+        self._after_reconnect()
 
     def close(self) -> None:
         """Close the transport and stop a server this client started; idempotent."""
@@ -261,11 +158,6 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         finally:
             self._stop_owned_provider()
 
-    def _stop_owned_provider(self) -> None:
-        if self._owns_provider and self._provider is not None:
-            self._owns_provider = False
-            self._provider.stop()
-
     def __enter__(self) -> Self:
         return self
 
@@ -276,24 +168,3 @@ class EnvClient(ABC, Generic[ActT, ObsT, StateT]):
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-    # ------------------------------------------------------------------ for subclasses
-
-    @abstractmethod
-    def _step_payload(self, action: ActT) -> dict[str, Any]:
-        """The JSON object sent as the action (generated: the action codec's encode)."""
-
-    @abstractmethod
-    def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[ObsT]:
-        """A reset/step reply as a StepResult (generated: ``_build_result``)."""
-
-    @abstractmethod
-    def _parse_state(self, payload: Mapping[str, Any]) -> StateT:
-        """A state reply as the state model (generated: the state codec's decode)."""
-
-    @staticmethod
-    def _build_result(
-        payload: Mapping[str, Any], observation_codec: ModelCodec[ObsT]
-    ) -> StepResult[ObsT]:
-        """Check the reply envelope and decode its observation (see ``StepResult``)."""
-        return build_step_result(payload, observation_codec)

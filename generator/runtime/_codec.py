@@ -176,10 +176,29 @@ class ModelCodec(Generic[T]):
             raise EnvValidationError(self._role, [issue]) from exc
         return dumped
 
-    def decode(self, payload: Any) -> T:
-        """Validate a decoded JSON value from the server into the model type."""
+    def decode(self, payload: Any, *, strict: bool = False) -> T:
+        """Validate a decoded JSON value from the server into the model type.
+
+        Lenient by default: fields the schema does not name are kept (``model_extra``) and
+        pydantic's usual conversions apply. ``strict=True`` rejects both: an unknown field
+        anywhere (``extra="forbid"``) or a value of the wrong JSON type (``"3"`` for an
+        integer, ``1.5`` for an integer); the same model classes, validated as JSON in
+        pydantic's strict mode.
+        """
         try:
+            if strict:
+                text = json.dumps(payload, ensure_ascii=False)
+                return self.adapter.validate_json(text, strict=True, extra="forbid")
             return self.adapter.validate_python(payload)
         except pydantic.ValidationError as exc:
-            hint = "the server sent data the generated model rejects (regenerate the client?)"
+            if strict:
+                hint = (
+                    "strict parsing rejects unknown fields and values of the wrong JSON type "
+                    "(regenerate the client, or parse leniently with strict=False)"
+                )
+            else:
+                hint = "the server sent data the generated model rejects (regenerate the client?)"
             raise validation_error(self._role, exc, hint=hint) from exc
+        except (TypeError, ValueError) as exc:  # not JSON at all: only reachable when strict
+            issue = ValidationIssue(loc=(), message=truncate(str(exc), 300), type="json_type")
+            raise EnvValidationError(self._role, [issue]) from exc

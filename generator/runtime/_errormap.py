@@ -2,7 +2,7 @@
 
 Transports wrap their I/O in ``translate(...)``; the codec calls ``validation_error(...)``;
 reply parsing goes through ``parse_json_object(...)``, ``http_error(...)`` and
-``ws_error(...)``. requests and websockets are looked up in ``sys.modules`` rather than
+``ws_error(...)``. requests, httpx and websockets are looked up in ``sys.modules`` rather than
 imported, so this module stays cheap to import: an exception from a library that was never
 imported cannot occur.
 """
@@ -22,6 +22,7 @@ from ._exceptions import (
     EnvTimeoutError,
     EnvValidationError,
     ProtocolError,
+    ProviderError,
     ServerError,
     ServerValidationError,
     ValidationIssue,
@@ -255,7 +256,9 @@ def _reason(exc: BaseException) -> str:
     return truncate(str(exc) or type(exc).__name__, 300)
 
 
-def _connection_error(exc: BaseException, op: str, url: str) -> EnvConnectionError:
+def _connection_error(
+    exc: BaseException, op: str, url: str, *, during_connect: bool
+) -> EnvConnectionError:
     chain = _chain(exc)
     where = redact_url(url)
     if any(isinstance(e, ConnectionRefusedError) for e in chain):
@@ -263,15 +266,31 @@ def _connection_error(exc: BaseException, op: str, url: str) -> EnvConnectionErr
             f"{op} failed: connection refused by {where}. Is the server running on that "
             "host and port? (EnvClient.from_local_process(...) can start it for you)"
         )
+        during_connect = True
+    elif during_connect:
+        message = f"{op} failed: could not connect to {where}: {_reason(exc)}"
     else:
         message = f"{op} failed: lost or could not open the connection to {where}: {_reason(exc)}"
-    return EnvConnectionError(message, op=op, url=url)
+    return EnvConnectionError(message, op=op, url=url, during_connect=during_connect)
 
 
-def _timeout_error(op: str, url: str, timeout_s: float | None, extra: str = "") -> EnvTimeoutError:
+def _timeout_error(
+    op: str,
+    url: str,
+    timeout_s: float | None,
+    extra: str = "",
+    *,
+    during_connect: bool = False,
+) -> EnvTimeoutError:
     limit = f"{timeout_s:g} s" if timeout_s is not None else "the timeout"
-    message = f"{op} failed: no reply from {redact_url(url)} within {limit}{extra}"
-    return EnvTimeoutError(message, op=op, url=url, timeout_s=timeout_s)
+    if during_connect:
+        # Nothing was sent, so the transport's hint about a lost reply does not apply.
+        message = f"{op} failed: could not connect to {redact_url(url)} within {limit}"
+    else:
+        message = f"{op} failed: no reply from {redact_url(url)} within {limit}{extra}"
+    return EnvTimeoutError(
+        message, op=op, url=url, timeout_s=timeout_s, during_connect=during_connect
+    )
 
 
 def _looks_like_timeout(exc: BaseException) -> bool:
@@ -281,6 +300,78 @@ def _looks_like_timeout(exc: BaseException) -> bool:
     return any(isinstance(e, TimeoutError) or type(e).__name__ == "ReadTimeoutError" for e in chain)
 
 
+# urllib3 exceptions raised before a request was written (no connection was made).
+_URLLIB3_CONNECT_ERRORS = frozenset(
+    {"NewConnectionError", "NameResolutionError", "ConnectTimeoutError"}
+)
+
+
+def _requests_during_connect(exc: BaseException, requests_mod: Any) -> bool:
+    if isinstance(exc, requests_mod.exceptions.ConnectTimeout):
+        return True
+    return any(
+        isinstance(e, ConnectionRefusedError) or type(e).__name__ in _URLLIB3_CONNECT_ERRORS
+        for e in _chain(exc)
+    )
+
+
+def _map_requests(
+    exc: BaseException,
+    requests_mod: Any,
+    *,
+    op: str,
+    url: str,
+    timeouts: tuple[float | None, float | None],
+    timeout_hint: str,
+) -> EnvgenRuntimeError:
+    connect_timeout_s, read_timeout_s = timeouts
+    during_connect = _requests_during_connect(exc, requests_mod)
+    if isinstance(exc, requests_mod.Timeout) or (
+        isinstance(exc, requests_mod.ConnectionError) and _looks_like_timeout(exc)
+    ):
+        limit = connect_timeout_s if during_connect else read_timeout_s
+        return _timeout_error(op, url, limit, timeout_hint, during_connect=during_connect)
+    if isinstance(exc, requests_mod.exceptions.InvalidURL | ValueError):
+        return EnvConnectionError(
+            f"{op} failed: cannot use the URL {redact_url(url)}: {truncate(str(exc), 300)}",
+            op=op,
+            url=url,
+        )
+    return _connection_error(exc, op, url, during_connect=during_connect)
+
+
+def _map_httpx(
+    exc: BaseException,
+    httpx_mod: Any,
+    *,
+    op: str,
+    url: str,
+    timeouts: tuple[float | None, float | None],
+    timeout_hint: str,
+) -> EnvgenRuntimeError:
+    connect_timeout_s, read_timeout_s = timeouts
+    if isinstance(exc, httpx_mod.ConnectTimeout | httpx_mod.PoolTimeout):
+        return _timeout_error(op, url, connect_timeout_s, during_connect=True)
+    if isinstance(exc, httpx_mod.TimeoutException):
+        return _timeout_error(op, url, read_timeout_s, timeout_hint)
+    if isinstance(exc, httpx_mod.ConnectError):
+        return _connection_error(exc, op, url, during_connect=True)
+    if isinstance(exc, httpx_mod.InvalidURL | httpx_mod.UnsupportedProtocol):
+        return EnvConnectionError(
+            f"{op} failed: cannot use the URL {redact_url(url)}: {truncate(str(exc), 300)}",
+            op=op,
+            url=url,
+        )
+    if isinstance(exc, httpx_mod.DecodingError):
+        received = quote(str(exc))
+        return ProtocolError(
+            f"{op} failed: the reply from {redact_url(url)} could not be decoded: {received}",
+            received=received,
+            op=op,
+        )
+    return _connection_error(exc, op, url, during_connect=False)
+
+
 def map_exception(
     exc: BaseException,
     *,
@@ -288,30 +379,38 @@ def map_exception(
     url: str,
     timeout_s: float | None,
     timeout_hint: str = "",
+    connect: bool = False,
+    connect_timeout_s: float | None = None,
 ) -> EnvgenRuntimeError | None:
-    """The runtime error for a low-level one, or None for a bug that should propagate."""
+    """The runtime error for a low-level one, or None for a bug that should propagate.
+
+    ``connect`` says the exception came from opening a connection (the WebSocket handshake),
+    so nothing was sent; HTTP libraries tell that phase apart themselves. ``timeout_s`` is
+    the read timeout and ``connect_timeout_s`` (default: the same) the connect timeout.
+    """
     if isinstance(exc, EnvgenRuntimeError):
         return exc
+    limit_connect = connect_timeout_s if connect_timeout_s is not None else timeout_s
+    timeouts = (limit_connect, timeout_s)
     ws_exc = sys.modules.get("websockets.exceptions")
     if ws_exc is not None and isinstance(exc, ws_exc.WebSocketException):
-        return _map_websockets(exc, ws_exc, op=op, url=url)
+        return _map_websockets(exc, ws_exc, op=op, url=url, connect=connect)
     requests_mod = sys.modules.get("requests")
     if requests_mod is not None and isinstance(exc, requests_mod.RequestException):
-        if isinstance(exc, requests_mod.Timeout) or (
-            isinstance(exc, requests_mod.ConnectionError) and _looks_like_timeout(exc)
-        ):
-            return _timeout_error(op, url, timeout_s, timeout_hint)
-        if isinstance(exc, requests_mod.exceptions.InvalidURL | ValueError):
-            return EnvConnectionError(
-                f"{op} failed: cannot use the URL {redact_url(url)}: {truncate(str(exc), 300)}",
-                op=op,
-                url=url,
-            )
-        return _connection_error(exc, op, url)
+        return _map_requests(
+            exc, requests_mod, op=op, url=url, timeouts=timeouts, timeout_hint=timeout_hint
+        )
+    httpx_mod = sys.modules.get("httpx")
+    if httpx_mod is not None and isinstance(exc, httpx_mod.HTTPError | httpx_mod.InvalidURL):
+        return _map_httpx(
+            exc, httpx_mod, op=op, url=url, timeouts=timeouts, timeout_hint=timeout_hint
+        )
     if isinstance(exc, TimeoutError):
+        if connect:
+            return _timeout_error(op, url, limit_connect, during_connect=True)
         return _timeout_error(op, url, timeout_s, timeout_hint)
     if isinstance(exc, OSError):
-        return _connection_error(exc, op, url)
+        return _connection_error(exc, op, url, during_connect=connect)
     if isinstance(exc, json.JSONDecodeError):
         return ProtocolError(
             f"{op} failed: reply is not valid JSON ({exc.msg}); received: {quote(exc.doc)}",
@@ -321,7 +420,9 @@ def map_exception(
     return None
 
 
-def _map_websockets(exc: BaseException, ws_exc: Any, *, op: str, url: str) -> EnvgenRuntimeError:
+def _map_websockets(
+    exc: BaseException, ws_exc: Any, *, op: str, url: str, connect: bool
+) -> EnvgenRuntimeError:
     where = redact_url(url)
     if isinstance(exc, ws_exc.ConnectionClosed):
         frame = exc.rcvd
@@ -333,9 +434,10 @@ def _map_websockets(exc: BaseException, ws_exc: Any, *, op: str, url: str) -> En
                 detail += f", reason {truncate(frame.reason, 200)!r}"
         return EnvConnectionError(
             f"{op} failed: the server closed the WebSocket {where} ({detail}); that session "
-            "and its episode are gone, the next request opens a new session (call reset())",
+            "and its episode are gone (call reset() to start a new episode on a new session)",
             op=op,
             url=url,
+            during_connect=connect,
         )
     if isinstance(exc, ws_exc.InvalidStatus):
         response = exc.response
@@ -346,9 +448,21 @@ def _map_websockets(exc: BaseException, ws_exc: Any, *, op: str, url: str) -> En
             "Does this server speak the OpenEnv WebSocket protocol (/ws)? For a stateful HTTP "
             "server use transport='http'."
         )
+        if status in (502, 503, 504):
+            message = (
+                f"{op} failed: the WebSocket handshake with {where} was answered with HTTP "
+                f"{status} (the server or a proxy in front of it is unavailable)"
+            )
         return ServerError(status, body, op, message=message)
     if isinstance(exc, ws_exc.InvalidURI):
         return EnvConnectionError(f"{op} failed: invalid WebSocket URL {where}", op=op, url=url)
+    if connect and isinstance(exc, ws_exc.InvalidHandshake):
+        return EnvConnectionError(
+            f"{op} failed: the WebSocket handshake with {where} failed: {truncate(str(exc), 300)}",
+            op=op,
+            url=url,
+            during_connect=True,
+        )
     received = quote(str(exc))
     return ProtocolError(
         f"{op} failed: WebSocket protocol error with {where}: {received}",
@@ -359,19 +473,115 @@ def _map_websockets(exc: BaseException, ws_exc: Any, *, op: str, url: str) -> En
 
 @contextmanager
 def translate(
-    op: str, url: str, timeout_s: float | None, *, timeout_hint: str = ""
+    op: str,
+    url: str,
+    timeout_s: float | None,
+    *,
+    timeout_hint: str = "",
+    connect: bool = False,
+    connect_timeout_s: float | None = None,
 ) -> Iterator[None]:
     """Re-raise low-level I/O exceptions from the block as runtime errors.
 
-    ``timeout_hint`` is appended to a timeout's message (the WebSocket transport uses it to
-    say that the session was dropped).
+    ``timeout_hint`` is appended to a read timeout's message (the WebSocket transport uses
+    it to say that the session was dropped); ``connect`` marks a block that only opens a
+    connection. See ``map_exception``.
     """
     try:
         yield
     except EnvgenRuntimeError:
         raise
     except Exception as exc:
-        mapped = map_exception(exc, op=op, url=url, timeout_s=timeout_s, timeout_hint=timeout_hint)
+        mapped = map_exception(
+            exc,
+            op=op,
+            url=url,
+            timeout_s=timeout_s,
+            timeout_hint=timeout_hint,
+            connect=connect,
+            connect_timeout_s=connect_timeout_s,
+        )
+        if mapped is None:
+            raise
+        raise mapped from exc
+
+
+# --------------------------------------------------------------------------- Docker
+# The docker SDK is imported only by ``_docker``; its exceptions are looked up here in
+# ``sys.modules`` like the other libraries'. Every failure becomes a ProviderError.
+
+DOCKER_START_HINT = (
+    "Start an engine: as root run `dockerd &` (on Debian install it first with "
+    "`apt-get install docker.io`) or `systemctl start docker`; in the envgen repository "
+    "`scripts/ensure-docker.sh` does both. For a remote engine set DOCKER_HOST."
+)
+
+
+def _docker_unreachable(exc: BaseException, chain: list[BaseException]) -> bool:
+    requests_mod = sys.modules.get("requests")
+    if requests_mod is not None and any(isinstance(e, requests_mod.ConnectionError) for e in chain):
+        return True
+    if any(isinstance(e, FileNotFoundError | ConnectionError) for e in chain):
+        return True
+    # docker.from_env() probes the API version and wraps what went wrong in a message.
+    return "Error while fetching server API version" in str(exc)
+
+
+def map_docker_exception(
+    exc: BaseException, *, action: str, engine: str
+) -> EnvgenRuntimeError | None:
+    """The ProviderError for an exception from the docker SDK, or None for a bug.
+
+    ``action`` says what was being done (``starting container of image 'x'``), ``engine``
+    where the engine was expected (``unix:///var/run/docker.sock``). An unreachable engine
+    gets a message that says how to start one.
+    """
+    if isinstance(exc, EnvgenRuntimeError):
+        return exc
+    errors = sys.modules.get("docker.errors")
+    if errors is not None and isinstance(exc, errors.APIError):
+        explanation = exc.explanation or str(exc)
+        if isinstance(explanation, bytes):
+            explanation = explanation.decode("utf-8", errors="replace")
+        status = f" HTTP {exc.status_code}" if exc.status_code else " with an error"
+        return ProviderError(
+            f"{action} failed: the Docker engine answered{status}: "
+            f"{truncate(str(explanation).strip(), 1000)}"
+        )
+    chain = _chain(exc)
+    if any(isinstance(e, PermissionError) for e in chain):
+        return ProviderError(
+            f"{action} failed: permission denied on the Docker engine's socket {engine}: "
+            "run as root or add this user to the docker group"
+        )
+    requests_mod = sys.modules.get("requests")
+    timed_out = any(isinstance(e, TimeoutError) for e in chain) or (
+        requests_mod is not None and any(isinstance(e, requests_mod.Timeout) for e in chain)
+    )
+    if timed_out and not any(isinstance(e, ConnectionRefusedError) for e in chain):
+        return ProviderError(
+            f"{action} failed: the Docker engine at {engine} did not answer in time "
+            f"({_reason(exc)})"
+        )
+    if _docker_unreachable(exc, chain):
+        return ProviderError(
+            f"{action} failed: cannot reach the Docker engine at {engine} ({_reason(exc)}). "
+            + DOCKER_START_HINT
+        )
+    if errors is not None and isinstance(exc, errors.DockerException):
+        return ProviderError(f"{action} failed: {truncate(str(exc), 1000)}")
+    return None
+
+
+@contextmanager
+def translate_docker(action: str, engine: str) -> Iterator[None]:
+    """Re-raise docker SDK (and underlying I/O) exceptions from the block as ProviderError."""
+    try:
+        yield
+    except EnvgenRuntimeError:
+        raise
+    except Exception as exc:
+        mapped = map_docker_exception(exc, action=action, engine=engine)
         if mapped is None:
             raise
         raise mapped from exc

@@ -5,6 +5,8 @@ one type; the subclasses say what went wrong and carry the data needed to act on
 
     EnvgenRuntimeError              base; also raised when a closed client is used
     ├── EnvConnectionError          server unreachable, or the connection dropped mid-request
+    │   └── SessionLostError        a WebSocket session (and its episode) was lost earlier;
+    │                               step/state refuse to talk to a fresh server-side env
     ├── EnvTimeoutError             no reply in time (a WebSocket is dropped: episode lost)
     ├── ProtocolError               a reply that breaks the wire protocol (not JSON, wrong
     │                               message type, envelope of the wrong shape)
@@ -21,8 +23,11 @@ one type; the subclasses say what went wrong and carry the data needed to act on
 So ``except ServerError`` catches every error the server reported, and
 ``except EnvValidationError`` catches every validation failure wherever it was detected.
 
-Low-level exceptions (requests, websockets, OSError, json, pydantic) are translated to this tree
-in exactly one place, ``generator.runtime._errormap``. Messages never contain header values.
+Low-level exceptions (requests, httpx, websockets, OSError, json, pydantic) are translated to
+this tree in exactly one place, ``generator.runtime._errormap``. Messages never contain header
+values. ``EnvConnectionError`` and ``EnvTimeoutError`` say whether they happened while
+connecting (``during_connect``): only then is nothing known to have reached the server, which
+is what makes a retry safe.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ __all__ = [
     "ProviderError",
     "ServerError",
     "ServerValidationError",
+    "SessionLostError",
     "ValidationIssue",
 ]
 
@@ -54,6 +60,9 @@ def _restore(cls: type[EnvgenRuntimeError], message: str, state: dict[str, Any])
 
 class EnvgenRuntimeError(Exception):
     """Base of every error raised by the runtime, so callers can catch one type."""
+
+    attempts: int = 1
+    """How many times the operation was tried before this error (see ``RetryPolicy``)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -70,16 +79,41 @@ class EnvgenRuntimeError(Exception):
 
 
 class EnvConnectionError(EnvgenRuntimeError):
-    """The server could not be reached, or it dropped the connection during a request."""
+    """The server could not be reached, or it dropped the connection during a request.
 
-    def __init__(self, message: str, *, op: str | None = None, url: str | None = None) -> None:
+    ``during_connect`` is True when the connection could not even be opened (refused, no
+    route, handshake failed): the request was certainly not delivered.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        op: str | None = None,
+        url: str | None = None,
+        during_connect: bool = False,
+    ) -> None:
         super().__init__(message)
         self.op = op
         self.url = url
+        self.during_connect = during_connect
+
+
+class SessionLostError(EnvConnectionError):
+    """A WebSocket session was lost earlier (timeout, server close, protocol error).
+
+    Its server-side environment and episode are gone. ``step()`` and ``state()`` raise this
+    instead of silently talking to a fresh environment on a new session; ``reset()`` (which
+    starts a new episode anyway) or ``reconnect()`` open a new session.
+    """
 
 
 class EnvTimeoutError(EnvgenRuntimeError):
-    """No reply arrived in time; a WebSocket session is dropped (its episode is lost)."""
+    """No reply arrived in time; a WebSocket session is dropped (its episode is lost).
+
+    ``during_connect`` is True when the connection could not be opened in time (the request
+    was not sent); ``timeout_s`` is the limit that ran out.
+    """
 
     def __init__(
         self,
@@ -88,11 +122,13 @@ class EnvTimeoutError(EnvgenRuntimeError):
         op: str | None = None,
         url: str | None = None,
         timeout_s: float | None = None,
+        during_connect: bool = False,
     ) -> None:
         super().__init__(message)
         self.op = op
         self.url = url
         self.timeout_s = timeout_s
+        self.during_connect = during_connect
 
 
 class ProtocolError(EnvgenRuntimeError):

@@ -3,6 +3,9 @@
 Only openenv-core 0.1.x style servers keep one environment across HTTP requests; current
 OpenEnv servers build a fresh environment per HTTP request, so use the WebSocket transport for
 them. ``requests`` is imported on first use so importing the runtime stays cheap.
+
+``HttpCommon`` holds everything that does not do I/O (routes, envelopes, headers, timeouts,
+reply decoding) so that the asyncio transport (``_http_async``) shares it.
 """
 
 from __future__ import annotations
@@ -15,15 +18,16 @@ from urllib.parse import urlsplit
 
 from ._errormap import dumps_body, http_error, parse_json_object, redact_url, translate
 from ._exceptions import EnvgenRuntimeError
+from ._headers import TraceContext, check_headers, has_header, merge_headers
 from ._transport import Op, is_loopback_url
 
 if TYPE_CHECKING:
     import requests
 
-__all__ = ["HttpTransport"]
+__all__ = ["HttpCommon", "HttpTransport"]
 
 _STEP_TIMEOUT_MARGIN_S = 5.0
-_STEP_TIMEOUT_HINT = (
+STEP_TIMEOUT_HINT = (
     "; the server may still complete this step, so the episode's state is now uncertain "
     "(call state() or reset())"
 )
@@ -37,13 +41,17 @@ def _text(content: bytes, encoding: str | None) -> str:
         return content.decode("utf-8", errors="replace")
 
 
-class HttpTransport:
-    """One keep-alive ``requests.Session`` to a stateful OpenEnv HTTP server.
+class HttpCommon:
+    """Configuration and wire format shared by the sync and async HTTP transports.
 
-    ``step_timeout_s``, when given, is sent with every step as ``timeout_s`` (the server's
-    own limit for running the action); the read timeout of a step is then stretched to cover
-    it. Not safe for concurrent use from several threads: requests are serialised.
+    ``timeout_s`` bounds waiting for each reply and, unless ``connect_timeout_s`` is given,
+    opening a connection. ``step_timeout_s``, when given, is sent with every step as
+    ``timeout_s`` (the server's own limit for running the action); the read timeout of a
+    step is then stretched to cover it. ``trace`` adds a ``traceparent`` header with a fresh
+    span id to every request.
     """
+
+    _kind = "HttpTransport"
 
     def __init__(
         self,
@@ -52,51 +60,58 @@ class HttpTransport:
         timeout_s: float = 15.0,
         headers: Mapping[str, str] | None = None,
         step_timeout_s: float | None = None,
+        connect_timeout_s: float | None = None,
+        trace: TraceContext | None = None,
     ) -> None:
         scheme = urlsplit(base_url).scheme
         if scheme not in ("http", "https"):
             raise ValueError(
-                f"HttpTransport needs an http:// or https:// base URL, got {redact_url(base_url)}"
+                f"{self._kind} needs an http:// or https:// base URL, got {redact_url(base_url)}"
             )
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
+        if connect_timeout_s is not None and connect_timeout_s <= 0:
+            raise ValueError("connect_timeout_s must be positive")
         if step_timeout_s is not None and step_timeout_s <= 0:
             raise ValueError("step_timeout_s must be positive")
         self._base_url = base_url.rstrip("/")
         self._timeout_s = timeout_s
-        self._headers = dict(headers or {})
+        self._connect_timeout_s = connect_timeout_s if connect_timeout_s is not None else timeout_s
+        self._headers = check_headers(headers, what="headers")
+        self._session_headers: dict[str, str] = {}
         self._step_timeout_s = step_timeout_s
-        self._session: requests.Session | None = None
+        self._trace = trace
         self._closed = False
-        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"HttpTransport({redact_url(self._base_url)!r}, timeout_s={self._timeout_s})"
+        return f"{self._kind}({redact_url(self._base_url)!r}, timeout_s={self._timeout_s})"
 
     @property
     def base_url(self) -> str:
         """The server's base URL (no trailing slash)."""
         return self._base_url
 
-    def _get_session(self) -> requests.Session:
-        if self._session is None:
-            import requests
+    @property
+    def connect_timeout_s(self) -> float:
+        """Limit for opening a connection, in seconds."""
+        return self._connect_timeout_s
 
-            session = requests.Session()
-            session.headers.update({"Accept": "application/json", **self._headers})
-            if is_loopback_url(self._base_url):
-                # Proxy settings from the environment must not capture local traffic.
-                session.trust_env = False
-            self._session = session
-        return self._session
+    @property
+    def read_timeout_s(self) -> float:
+        """Limit for each reply (a step's is stretched to cover ``step_timeout_s``)."""
+        return self._timeout_s
+
+    def _base_headers(self) -> dict[str, str]:
+        """Headers every request of the current connection pool carries."""
+        return merge_headers({"Accept": "application/json"}, self._headers, self._session_headers)
 
     def _read_timeout(self, op: Op) -> float:
         if op == "step" and self._step_timeout_s is not None:
             return max(self._timeout_s, self._step_timeout_s + _STEP_TIMEOUT_MARGIN_S)
         return self._timeout_s
 
-    def request(self, op: Op, body: Mapping[str, Any]) -> dict[str, Any]:
-        """Send one operation; see the module docstring for the routes."""
+    def _route(self, op: Op, body: Mapping[str, Any]) -> tuple[str, str, bytes | None]:
+        """Method, URL and encoded body of ``op``; a step gets a fresh ``request_id``."""
         data: str | None
         if op == "reset":
             method, path, data = "POST", "/reset", dumps_body(body, op=op)
@@ -109,29 +124,113 @@ class HttpTransport:
             method, path, data = "GET", "/state", None
         else:
             raise ValueError(f"unknown operation {op!r}; expected reset, step or state")
-        url = self._base_url + path
+        return method, self._base_url + path, data.encode("utf-8") if data is not None else None
+
+    def _request_headers(
+        self, headers: Mapping[str, str] | None, *, has_body: bool
+    ) -> dict[str, str]:
+        """Per-request headers on top of the pool's: content type, caller's, traceparent."""
+        extra = check_headers(headers, what="headers")
+        generated: dict[str, str] = {"Content-Type": "application/json"} if has_body else {}
+        if (
+            self._trace is not None
+            and not has_header(extra, "traceparent")
+            and not has_header(self._base_headers(), "traceparent")
+        ):
+            generated["traceparent"] = self._trace.traceparent()
+        return merge_headers(generated, extra)
+
+    def _check_open(self, what: str) -> None:
+        if self._closed:
+            raise EnvgenRuntimeError(f"{what} failed: this {self._kind} is closed")
+
+    def _use_loopback_rules(self) -> bool:
+        """Whether proxy settings from the environment must be ignored (local traffic)."""
+        return is_loopback_url(self._base_url)
+
+    @staticmethod
+    def _reply(
+        status: int, content: bytes, encoding: str | None, *, op: Op, url: str
+    ) -> dict[str, Any]:
+        """The reply object of a 2xx; a ServerError (or ProtocolError) for anything else."""
+        if not 200 <= status < 300:
+            raise http_error(status, _text(content, encoding), op=op, url=url)
+        return parse_json_object(content, op=op, source=f"the reply from {redact_url(url)}")
+
+
+class HttpTransport(HttpCommon):
+    """One keep-alive ``requests.Session`` to a stateful OpenEnv HTTP server.
+
+    Not safe for concurrent use from several threads: requests are serialised.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout_s: float = 15.0,
+        headers: Mapping[str, str] | None = None,
+        step_timeout_s: float | None = None,
+        connect_timeout_s: float | None = None,
+        trace: TraceContext | None = None,
+    ) -> None:
+        super().__init__(
+            base_url,
+            timeout_s=timeout_s,
+            headers=headers,
+            step_timeout_s=step_timeout_s,
+            connect_timeout_s=connect_timeout_s,
+            trace=trace,
+        )
+        self._session: requests.Session | None = None
+        self._lock = threading.Lock()
+
+    def _get_session(self) -> requests.Session:
+        if self._session is None:
+            import requests
+
+            session = requests.Session()
+            session.headers.update(self._base_headers())
+            if self._use_loopback_rules():
+                # Proxy settings from the environment must not capture local traffic.
+                session.trust_env = False
+            self._session = session
+        return self._session
+
+    def request(
+        self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Send one operation; see the module docstring for the routes."""
+        method, url, data = self._route(op, body)
+        extra = self._request_headers(headers, has_body=data is not None)
         read_timeout = self._read_timeout(op)
         with self._lock:
-            if self._closed:
-                raise EnvgenRuntimeError(f"{op} failed: this HttpTransport is closed")
+            self._check_open(op)
             session = self._get_session()
-            headers = {"Content-Type": "application/json"} if data is not None else None
-            hint = _STEP_TIMEOUT_HINT if op == "step" else ""
-            with translate(op, url, read_timeout, timeout_hint=hint):
+            hint = STEP_TIMEOUT_HINT if op == "step" else ""
+            with translate(
+                op, url, read_timeout, timeout_hint=hint, connect_timeout_s=self._connect_timeout_s
+            ):
                 response = session.request(
                     method,
                     url,
-                    data=data.encode("utf-8") if data is not None else None,
-                    headers=headers,
-                    timeout=(self._timeout_s, read_timeout),
+                    data=data,
+                    headers=extra,
+                    timeout=(self._connect_timeout_s, read_timeout),
                     allow_redirects=False,
                 )
                 content = response.content  # read inside translate: timeouts can hit here
-        if not 200 <= response.status_code < 300:
-            raise http_error(
-                response.status_code, _text(content, response.encoding), op=op, url=url
-            )
-        return parse_json_object(content, op=op, source=f"the reply from {redact_url(url)}")
+        return self._reply(response.status_code, content, response.encoding, op=op, url=url)
+
+    def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
+        """Close pooled connections; later requests also carry ``headers`` (until the next)."""
+        session_headers = check_headers(headers, what="headers")
+        with self._lock:
+            self._check_open("reconnect")
+            session, self._session = self._session, None
+            self._session_headers = session_headers
+        if session is not None:
+            session.close()
 
     def close(self) -> None:
         """Close the session's pooled connections; idempotent."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import re
@@ -18,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import IO, Protocol, Self, runtime_checkable
 
+from . import _exit_stop
 from ._exceptions import ProviderError
 
 __all__ = ["LocalProcessProvider", "Provider"]
@@ -43,34 +43,6 @@ class Provider(Protocol):
     def stop(self) -> None:
         """Stop the server; idempotent."""
         ...
-
-
-# Providers still running, stopped at interpreter exit so no server outlives its owner.
-_live: set[LocalProcessProvider] = set()
-_live_lock = threading.Lock()
-_atexit_registered = False
-
-
-def _stop_live_providers() -> None:
-    with _live_lock:
-        providers = list(_live)
-    for provider in providers:
-        with contextlib.suppress(Exception):
-            provider.stop()
-
-
-def _register_live(provider: LocalProcessProvider) -> None:
-    global _atexit_registered
-    with _live_lock:
-        _live.add(provider)
-        if not _atexit_registered:
-            atexit.register(_stop_live_providers)
-            _atexit_registered = True
-
-
-def _unregister_live(provider: LocalProcessProvider) -> None:
-    with _live_lock:
-        _live.discard(provider)
 
 
 def free_loopback_port(host: str = "127.0.0.1") -> int:
@@ -290,7 +262,7 @@ class LocalProcessProvider:
             self._discard_log()
             raise ProviderError(f"cannot run server command `{shlex.join(argv)}`: {exc}") from exc
         self._process = process
-        _register_live(self)
+        _exit_stop.register(self)
         self._wait_ready(process, port, argv, started)
         self._base_url = f"http://{_url_host(_connect_host(self._host))}:{port}"
         return self._base_url
@@ -372,7 +344,7 @@ class LocalProcessProvider:
                     _terminate_group(process)
             finally:
                 self._discard_log()
-                _unregister_live(self)
+                _exit_stop.unregister(self)
 
 
 def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:

@@ -61,11 +61,15 @@ def _reward(value: Any, payload: Mapping[str, Any]) -> float | None:
     raise _envelope_error(f"has a non-numeric reward ({type(value).__name__})", payload)
 
 
-def build_step_result(payload: Mapping[str, Any], codec: ModelCodec[ObsT]) -> StepResult[ObsT]:
+def build_step_result(
+    payload: Mapping[str, Any], codec: ModelCodec[ObsT], *, strict: bool = False
+) -> StepResult[ObsT]:
     """Check the reply envelope's shape and decode its observation with ``codec``.
 
     A missing ``done`` is read as False and a missing ``reward`` as None (older servers omit
-    them); anything else of the wrong type is a ProtocolError quoting the reply.
+    them); anything else of the wrong type is a ProtocolError quoting the reply. ``strict``
+    applies to the observation only (see ``ModelCodec.decode``): top-level keys beyond
+    observation/reward/done always go to ``extra``.
     """
     if not isinstance(payload, Mapping):
         raise _envelope_error("is not a JSON object", payload)
@@ -83,7 +87,7 @@ def build_step_result(payload: Mapping[str, Any], codec: ModelCodec[ObsT]) -> St
     reward = _reward(payload.get("reward"), payload)
     extra = {key: value for key, value in payload.items() if key not in ENVELOPE_KEYS}
     return StepResult(
-        observation=codec.decode(observation),
+        observation=codec.decode(observation, strict=strict),
         reward=reward,
         done=done,
         extra=extra,

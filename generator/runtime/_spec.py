@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -9,6 +10,7 @@ __all__ = ["TRANSPORTS", "EnvSpec", "TransportName"]
 
 TransportName = Literal["http", "websocket"]
 TRANSPORTS: tuple[TransportName, ...] = ("http", "websocket")
+_ENV_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -18,6 +20,8 @@ class EnvSpec:
     ``server_command`` is an argv template; ``{python}``, ``{host}``, ``{port}`` and
     ``{transport}`` are filled in by ``LocalProcessProvider``. ``schema_hash`` identifies the
     schemas the client was generated from, so a mismatch can be reported.
+    ``auth_token_env`` names the environment variable holding a bearer token (env.toml's
+    ``[auth] token_env``); the name is public, the token is read when a client is built.
     """
 
     name: str
@@ -29,6 +33,7 @@ class EnvSpec:
     docker_image: str | None = None
     docker_port: int = 8000
     schema_hash: str = ""
+    auth_token_env: str | None = None
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:
@@ -39,6 +44,11 @@ class EnvSpec:
             raise ValueError(f"EnvSpec.health_path must start with '/', got {self.health_path!r}")
         if self.startup_timeout_s <= 0:
             raise ValueError("EnvSpec.startup_timeout_s must be positive")
+        if self.auth_token_env is not None and not _ENV_VAR.match(self.auth_token_env):
+            raise ValueError(
+                "EnvSpec.auth_token_env must be an environment variable name such as "
+                f"'ECHO_TOKEN', got {self.auth_token_env!r}"
+            )
         if not isinstance(self.server_command, tuple):
             # A list would make the frozen spec mutable and unhashable.
             object.__setattr__(self, "server_command", tuple(self.server_command))

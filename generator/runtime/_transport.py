@@ -1,4 +1,4 @@
-"""The transport interface: one request method, one close."""
+"""The transport interfaces: one request method, plus reconnect and close (sync and async)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
-__all__ = ["Op", "Transport", "is_loopback_url"]
+__all__ = ["AsyncTransport", "Op", "Transport", "is_loopback_url"]
 
 Op = Literal["reset", "step", "state"]
 
@@ -17,14 +17,40 @@ class Transport(Protocol):
     """Carries one operation to the server and returns its JSON object reply.
 
     ``reset`` and ``step`` return the ``{"observation", "reward", "done", ...}`` envelope;
-    ``state`` returns the state object. Failures raise the runtime's exceptions.
+    ``state`` returns the state object. Failures raise the runtime's exceptions. ``headers``
+    are added to this request only (over WebSocket they can only travel with a handshake).
     """
 
-    def request(self, op: Op, body: Mapping[str, Any]) -> dict[str, Any]:
+    def request(
+        self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
         """Send ``op`` with ``body`` and return the server's reply object."""
         ...
 
+    def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
+        """Drop the current connection (a WebSocket session and its episode) and open anew."""
+        ...
+
     def close(self) -> None:
+        """Release the connection; further requests are an error."""
+        ...
+
+
+@runtime_checkable
+class AsyncTransport(Protocol):
+    """``Transport`` for asyncio: the same operations as coroutines."""
+
+    async def request(
+        self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Send ``op`` with ``body`` and return the server's reply object."""
+        ...
+
+    async def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
+        """Drop the current connection (a WebSocket session and its episode) and open anew."""
+        ...
+
+    async def close(self) -> None:
         """Release the connection; further requests are an error."""
         ...
 

@@ -6,8 +6,16 @@ Messages: ``{"type": "reset"|"step", "data": {...}}`` -> ``{"type": "observation
 
 Replies carry no request id, so a reply that arrives after its request timed out would be
 read as the answer to the next request. A receive timeout therefore closes the socket: that
-server session and its episode are lost, and the next request opens a new session (call
-``reset()`` first). ``websockets`` is imported on first use.
+server session and its episode are lost. After a session is lost (timeout, server close,
+protocol error) the transport never quietly opens a new one for ``step`` or ``state``: they
+raise ``SessionLostError``, because a new session is a fresh server-side environment.
+``reset`` (which starts a new episode anyway) and ``reconnect()`` open a new session.
+
+Headers travel only with the handshake: per-call headers are sent when that call opens the
+session; on an open session they must already have been sent, else ValueError.
+
+``WebSocketCommon`` holds everything that does not do I/O, shared with the asyncio transport
+(``_websocket_async``). ``websockets`` is imported on first use.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import logging
 import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -29,25 +38,38 @@ from ._errormap import (
     translate,
     ws_error,
 )
-from ._exceptions import EnvConnectionError, EnvgenRuntimeError, ProtocolError, ServerError
+from ._exceptions import (
+    EnvConnectionError,
+    EnvgenRuntimeError,
+    EnvTimeoutError,
+    ProtocolError,
+    ServerError,
+    SessionLostError,
+)
+from ._headers import RedactingLogger, TraceContext, check_headers, has_header, merge_headers
 from ._transport import Op, is_loopback_url
 
 if TYPE_CHECKING:
     from websockets.sync.client import ClientConnection
 
-__all__ = ["WebSocketTransport", "websocket_url"]
+__all__ = ["WebSocketCommon", "WebSocketTransport", "websocket_url"]
 
 _SCHEMES = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}
-_TIMEOUT_HINT = (
+TIMEOUT_HINT = (
     "; the WebSocket was closed so a late reply cannot be taken for the next one: the server "
-    "session and its episode are lost, and the next request opens a new session (call reset())"
+    "session and its episode are lost (call reset() to start a new episode on a new session)"
 )
 _EXPECTED_REPLY: dict[str, str] = {"reset": "observation", "step": "observation", "state": "state"}
+CLOSE_MESSAGE = '{"type":"close"}'
 
 
 @functools.cache
-def _connect_parameters() -> frozenset[str]:
+def connect_parameters(asynchronous: bool) -> frozenset[str]:
     """Keyword arguments the installed websockets' ``connect`` accepts (they vary by version)."""
+    if asynchronous:
+        from websockets.asyncio.client import connect as async_connect
+
+        return frozenset(inspect.signature(async_connect).parameters)
     from websockets.sync.client import connect
 
     return frozenset(inspect.signature(connect).parameters)
@@ -68,12 +90,23 @@ def websocket_url(base_url: str) -> str:
     return urlunsplit((scheme, parts.netloc, path, parts.query, ""))
 
 
-class WebSocketTransport:
-    """A lazily opened OpenEnv ``/ws`` session.
+def ends_session(error: EnvgenRuntimeError) -> bool:
+    """Whether a failed exchange leaves the stream unusable (so the session is dropped).
 
-    ``timeout_s`` bounds opening the connection and waiting for each reply. Requests from
-    several threads are serialised (replies are matched to requests by order).
+    Only a server error message that the server does not follow with a close (a failed
+    step, a rejected action) keeps the session: the stream is still in step.
     """
+    return not (isinstance(error, ServerError) and error.code not in SESSION_ENDING_CODES)
+
+
+class WebSocketCommon:
+    """Configuration, session bookkeeping and message format shared by sync and async.
+
+    ``timeout_s`` bounds waiting for each reply and, unless ``connect_timeout_s`` is given,
+    the opening handshake.
+    """
+
+    _kind = "WebSocketTransport"
 
     def __init__(
         self,
@@ -82,20 +115,27 @@ class WebSocketTransport:
         timeout_s: float = 15.0,
         headers: Mapping[str, str] | None = None,
         max_message_bytes: int | None = 100 * 1024 * 1024,
+        connect_timeout_s: float | None = None,
+        trace: TraceContext | None = None,
     ) -> None:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
+        if connect_timeout_s is not None and connect_timeout_s <= 0:
+            raise ValueError("connect_timeout_s must be positive")
         self._url = websocket_url(base_url)
         self._timeout_s = timeout_s
-        self._headers = dict(headers or {})
+        self._connect_timeout_s = connect_timeout_s if connect_timeout_s is not None else timeout_s
+        self._headers = check_headers(headers, what="headers")
+        self._sticky_headers: dict[str, str] = {}
+        self._handshake_headers: dict[str, str] = {}
         self._max_message_bytes = max_message_bytes
-        self._conn: ClientConnection | None = None
+        self._trace = trace
         self._closed = False
-        self._lock = threading.Lock()
+        self._lost: str | None = None
         self._sessions_opened = 0
 
     def __repr__(self) -> str:
-        return f"WebSocketTransport({redact_url(self._url)!r}, timeout_s={self._timeout_s})"
+        return f"{self._kind}({redact_url(self._url)!r}, timeout_s={self._timeout_s})"
 
     @property
     def url(self) -> str:
@@ -103,104 +143,121 @@ class WebSocketTransport:
         return self._url
 
     @property
-    def connected(self) -> bool:
-        """Whether a session is currently open."""
-        return self._conn is not None
+    def connect_timeout_s(self) -> float:
+        """Limit for the opening handshake, in seconds."""
+        return self._connect_timeout_s
+
+    @property
+    def read_timeout_s(self) -> float:
+        """Limit for each reply, in seconds."""
+        return self._timeout_s
 
     @property
     def sessions_opened(self) -> int:
         """How many connections (server sessions) this transport has opened so far."""
         return self._sessions_opened
 
-    def _open(self, op: Op) -> ClientConnection:
-        from websockets.sync.client import connect
+    @property
+    def session_lost(self) -> bool:
+        """Whether the last session was lost (``step``/``state`` refuse until a reset)."""
+        return self._lost is not None
 
-        options: dict[str, Any] = {
-            "open_timeout": self._timeout_s,
-            "close_timeout": 2.0,
-            "max_size": self._max_message_bytes,
-        }
-        if self._headers:
-            options["additional_headers"] = self._headers
-        supported = _connect_parameters()
-        if "legacy" in supported:
-            # websockets >= 17.1 warns unless direct (non context manager) use is explicit.
-            options["legacy"] = True
-        if "proxy" in supported and is_loopback_url(self._url):
-            options["proxy"] = None  # never route local traffic through a configured proxy
-        with translate(op, self._url, self._timeout_s):
-            conn: ClientConnection = connect(self._url, **options)
-        self._conn = conn
-        self._sessions_opened += 1
-        return conn
+    # ------------------------------------------------------------------ pure helpers
 
-    def _drop(self) -> None:
-        """Forget the current connection (its server session ends with it)."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):  # best effort: it is being abandoned
-                conn.close()
-
-    def _pending_server_error(self, conn: ClientConnection, op: Op) -> ServerError | None:
-        """An error the server sent before closing (e.g. CAPACITY_REACHED), if any."""
-        try:
-            raw = conn.recv(timeout=0.5)
-        except Exception:  # nothing pending: report the close itself
-            return None
-        text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-        try:
-            message = parse_json_object(text, op=op, source="the WebSocket message")
-        except ProtocolError:
-            return None
-        if message.get("type") != "error":
-            return None
-        return ws_error(message.get("data"), op=op, raw=text)
-
-    def request(self, op: Op, body: Mapping[str, Any]) -> dict[str, Any]:
-        """Send one operation over the session and return the reply's ``data`` object."""
+    @staticmethod
+    def _message(op: Op, body: Mapping[str, Any]) -> str:
         if op not in _EXPECTED_REPLY:
             raise ValueError(f"unknown operation {op!r}; expected reset, step or state")
         message: dict[str, Any] = (
             {"type": op} if op == "state" else {"type": op, "data": dict(body)}
         )
-        text = dumps_body(message, op=op)
-        with self._lock:
-            if self._closed:
-                raise EnvgenRuntimeError(f"{op} failed: this WebSocketTransport is closed")
-            reused = self._conn is not None
-            try:
-                raw = self._exchange(op, text)
-            except EnvConnectionError:
-                if not (reused and op == "reset"):
-                    raise
-                # The server closed an idle session (restart, idle reaping). A reset starts
-                # a new episode anyway, so it may safely go to a new session once.
-                raw = self._exchange(op, text)
-            return self._handle_reply(op, raw)
+        return dumps_body(message, op=op)
 
-    def _exchange(self, op: Op, text: str) -> str | bytes:
-        """Send one message and receive one reply; any failure drops the connection."""
-        conn = self._conn if self._conn is not None else self._open(op)
-        try:
-            with translate(op, self._url, self._timeout_s, timeout_hint=_TIMEOUT_HINT):
-                try:
-                    conn.send(text)
-                except Exception:
-                    pending = self._pending_server_error(conn, op)
-                    if pending is not None:
-                        raise pending from None
-                    raise
-                return conn.recv(timeout=self._timeout_s)
-        except EnvgenRuntimeError:
-            self._drop()
-            raise
+    def _check_open(self, what: str) -> None:
+        if self._closed:
+            raise EnvgenRuntimeError(f"{what} failed: this {self._kind} is closed")
 
-    def _handle_reply(self, op: Op, raw: str | bytes) -> dict[str, Any]:
+    def _check_not_lost(self, op: Op) -> None:
+        """A lost session is replaced only by a reset (a new episode anyway)."""
+        if self._lost is not None and op != "reset":
+            raise SessionLostError(
+                f"{op} failed: the WebSocket session was lost earlier ({self._lost}), and with "
+                "it the server-side environment and its episode. A new session would be a "
+                "fresh environment, so nothing was sent: call reset() to start a new episode "
+                "(or reconnect() to open a new session explicitly)",
+                op=op,
+                url=self._url,
+            )
+
+    def _check_headers_fit(self, op: Op, headers: Mapping[str, str] | None) -> None:
+        """Per-call headers on an open session must be ones its handshake already carried."""
+        extra = check_headers(headers, what="headers")
+        sent = {name.lower(): value for name, value in self._handshake_headers.items()}
+        for name, value in extra.items():
+            if sent.get(name.lower()) != value:
+                raise ValueError(
+                    f"{op}(headers=...) cannot send header {name!r} on the open WebSocket "
+                    "session: WebSocket headers travel only with the handshake. Use "
+                    "default_headers, or reconnect(headers=...) to open a new session "
+                    "carrying them"
+                )
+
+    def _handshake(self, headers: Mapping[str, str] | None) -> dict[str, str]:
+        """Headers for a new session: defaults, reconnect()'s, the call's, a traceparent."""
+        merged = merge_headers(self._headers, self._sticky_headers, check_headers(headers))
+        if self._trace is not None and not has_header(merged, "traceparent"):
+            merged["traceparent"] = self._trace.traceparent()
+        return merged
+
+    def _connect_options(self, headers: Mapping[str, str], *, asynchronous: bool) -> dict[str, Any]:
+        options: dict[str, Any] = {
+            "open_timeout": self._connect_timeout_s,
+            "close_timeout": 2.0,
+            "max_size": self._max_message_bytes,
+        }
+        if headers:
+            options["additional_headers"] = dict(headers)
+        supported = connect_parameters(asynchronous)
+        if "logger" in supported:
+            options["logger"] = RedactingLogger(logging.getLogger("websockets.client"))
+        if "legacy" in supported:
+            # websockets >= 17.1 warns unless direct (non context manager) use is explicit.
+            options["legacy"] = True
+        if "proxy" in supported and is_loopback_url(self._url):
+            options["proxy"] = None  # never route local traffic through a configured proxy
+        return options
+
+    def _opened(self, headers: Mapping[str, str]) -> None:
+        self._handshake_headers = dict(headers)
+        self._sessions_opened += 1
+        self._lost = None
+
+    def _mark_lost(self, reason: str) -> None:
+        self._lost = reason
+        self._handshake_headers = {}
+
+    @staticmethod
+    def _reason(error: BaseException) -> str:
+        """Why a session was dropped, for SessionLostError (never quotes server text)."""
+        if isinstance(error, EnvTimeoutError):
+            return f"{error.op or 'a request'} got no reply in time"
+        if isinstance(error, ServerError):
+            return f"the server ended it with {error.code or 'an error'}"
+        if isinstance(error, ProtocolError):
+            return f"{error.op or 'a request'} got a malformed reply"
+        if isinstance(error, EnvConnectionError):
+            return "the connection closed or failed"
+        if type(error).__name__ == "CancelledError":
+            return "a request was cancelled before its reply arrived"
+        return f"a request was interrupted ({type(error).__name__})"
+
+    @staticmethod
+    def _parse_reply(op: Op, raw: str | bytes) -> dict[str, Any]:
+        """The ``data`` object of the expected reply; runtime errors for anything else."""
         if isinstance(raw, bytes):
             try:
                 raw = raw.decode("utf-8")
             except UnicodeDecodeError:
-                self._drop()
                 received = quote(raw)
                 raise ProtocolError(
                     f"{op} failed: binary WebSocket message is not UTF-8 JSON; "
@@ -208,21 +265,13 @@ class WebSocketTransport:
                     received=received,
                     op=op,
                 ) from None
-        try:
-            reply = parse_json_object(raw, op=op, source="the WebSocket message")
-        except ProtocolError:
-            self._drop()
-            raise
+        reply = parse_json_object(raw, op=op, source="the WebSocket message")
         kind = reply.get("type")
         data = reply.get("data")
         if kind == "error":
-            error = ws_error(data, op=op, raw=raw)
-            if error.code in SESSION_ENDING_CODES:
-                self._drop()
-            raise error
+            raise ws_error(data, op=op, raw=raw)
         expected = _EXPECTED_REPLY[op]
         if kind != expected or not isinstance(data, dict):
-            self._drop()
             received = quote(raw)
             problem = (
                 f"a message of type {kind!r}"
@@ -237,13 +286,147 @@ class WebSocketTransport:
             )
         return data
 
-    def close(self) -> None:
-        """End the session politely (``{"type": "close"}``) and close; idempotent."""
-        self._closed = True
+    @staticmethod
+    def _pending_error(raw: str | bytes, op: Op) -> ServerError | None:
+        """The error message a server sent before closing (e.g. CAPACITY_REACHED), if any."""
+        text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        try:
+            message = parse_json_object(text, op=op, source="the WebSocket message")
+        except ProtocolError:
+            return None
+        if message.get("type") != "error":
+            return None
+        return ws_error(message.get("data"), op=op, raw=text)
+
+
+class WebSocketTransport(WebSocketCommon):
+    """A lazily opened OpenEnv ``/ws`` session.
+
+    Requests from several threads are serialised (replies are matched to requests by order).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout_s: float = 15.0,
+        headers: Mapping[str, str] | None = None,
+        max_message_bytes: int | None = 100 * 1024 * 1024,
+        connect_timeout_s: float | None = None,
+        trace: TraceContext | None = None,
+    ) -> None:
+        super().__init__(
+            base_url,
+            timeout_s=timeout_s,
+            headers=headers,
+            max_message_bytes=max_message_bytes,
+            connect_timeout_s=connect_timeout_s,
+            trace=trace,
+        )
+        self._conn: ClientConnection | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def connected(self) -> bool:
+        """Whether a session is currently open."""
+        return self._conn is not None
+
+    def _open(self, op: str, headers: Mapping[str, str] | None) -> ClientConnection:
+        from websockets.sync.client import connect
+
+        handshake = self._handshake(headers)
+        options = self._connect_options(handshake, asynchronous=False)
+        with translate(
+            op, self._url, self._timeout_s, connect=True, connect_timeout_s=self._connect_timeout_s
+        ):
+            conn: ClientConnection = connect(self._url, **options)
+        self._conn = conn
+        self._opened(handshake)
+        return conn
+
+    def _drop(self, reason: str) -> None:
+        """Forget the current connection; its server session (and episode) ends with it."""
         conn, self._conn = self._conn, None
+        if conn is not None:
+            self._mark_lost(reason)
+            with contextlib.suppress(Exception):  # best effort: it is being abandoned
+                conn.close()
+
+    def _pending_server_error(self, conn: ClientConnection, op: Op) -> ServerError | None:
+        try:
+            raw = conn.recv(timeout=0.5)
+        except Exception:  # nothing pending: report the close itself
+            return None
+        return self._pending_error(raw, op)
+
+    def request(
+        self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Send one operation over the session and return the reply's ``data`` object."""
+        text = self._message(op, body)
+        with self._lock:
+            self._check_open(op)
+            reused = self._conn is not None
+            if reused:
+                self._check_headers_fit(op, headers)
+            else:
+                self._check_not_lost(op)
+            try:
+                raw = self._exchange(op, text, headers)
+            except EnvConnectionError:
+                if not (reused and op == "reset"):
+                    raise
+                # The server closed an idle session (restart, idle reaping). A reset starts
+                # a new episode anyway, so it may safely go to a new session once.
+                raw = self._exchange(op, text, headers)
+            try:
+                return self._parse_reply(op, raw)
+            except EnvgenRuntimeError as exc:
+                if ends_session(exc):
+                    self._drop(self._reason(exc))
+                raise
+
+    def _exchange(self, op: Op, text: str, headers: Mapping[str, str] | None) -> str | bytes:
+        """Send one message and receive one reply; any failure drops the connection."""
+        conn = self._conn if self._conn is not None else self._open(op, headers)
+        try:
+            with translate(op, self._url, self._timeout_s, timeout_hint=TIMEOUT_HINT):
+                try:
+                    conn.send(text)
+                except Exception:
+                    pending = self._pending_server_error(conn, op)
+                    if pending is not None:
+                        raise pending from None
+                    raise
+                return conn.recv(timeout=self._timeout_s)
+        except BaseException as exc:  # a reply may still come: never reuse this stream
+            self._drop(self._reason(exc))
+            raise
+
+    def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
+        """End the current session (and its episode) and open a new one now.
+
+        ``headers`` go with this and every later handshake until the next reconnect.
+        """
+        sticky = check_headers(headers, what="headers")
+        with self._lock:
+            self._check_open("reconnect")
+            self._end_session()
+            self._sticky_headers = sticky
+            self._lost = None
+            self._open("reconnect", None)
+
+    def _end_session(self) -> None:
+        conn, self._conn = self._conn, None
+        self._handshake_headers = {}
         if conn is None:
             return
         with contextlib.suppress(Exception):  # the server may already be gone
-            conn.send('{"type":"close"}')
+            conn.send(CLOSE_MESSAGE)
         with contextlib.suppress(Exception):
             conn.close()
+
+    def close(self) -> None:
+        """End the session politely (``{"type": "close"}``) and close; idempotent."""
+        self._closed = True
+        self._end_session()

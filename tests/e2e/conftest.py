@@ -22,9 +22,11 @@ HTTP_ENVS = ["echo_env", "coding_env", "grid_env", "quiz_env", "reacher_env"]
 SERVED = [(env, "websocket") for env in WEBSOCKET_ENVS] + [(env, "http") for env in HTTP_ENVS]
 
 
-def client_class(env: str) -> Any:
+def client_class(env: str, *, asynchronous: bool = False) -> Any:
+    """The generated sync client class of ``env`` (or its ``Async`` twin)."""
     module = importlib.import_module(f"generated.{env}")
-    return next(getattr(module, n) for n in module.__all__ if n.endswith("Env"))
+    names = [n for n in module.__all__ if n.endswith("Env")]
+    return getattr(module, next(n for n in names if n.startswith("Async") == asynchronous))
 
 
 def _start(env: str, transport: str) -> LocalProcessProvider:

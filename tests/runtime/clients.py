@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from pydantic import ConfigDict
 
-from generator.runtime import EnvClient, EnvModel, EnvSpec, ModelCodec, StepResult
+from generator.runtime import AsyncEnvClient, EnvClient, EnvModel, EnvSpec, ModelCodec, StepResult
 
 SERVERS_PY = str(Path(__file__).with_name("servers.py"))
 
@@ -55,10 +55,37 @@ class CounterEnv(EnvClient[CounterAction, CounterObservation, CounterState]):
         return _ACTION.encode(action)
 
     def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[CounterObservation]:
-        return self._build_result(payload, _OBSERVATION)
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
 
     def _parse_state(self, payload: Mapping[str, Any]) -> CounterState:
-        return _STATE.decode(payload)
+        return _STATE.decode(payload, strict=self.strict)
+
+
+class AsyncCounterEnv(AsyncEnvClient[CounterAction, CounterObservation, CounterState]):
+    """The asyncio twin of CounterEnv, as the generator would emit it."""
+
+    SPEC: ClassVar[EnvSpec] = CounterEnv.SPEC
+
+    def _step_payload(self, action: CounterAction) -> dict[str, Any]:
+        return _ACTION.encode(action)
+
+    def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[CounterObservation]:
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
+
+    def _parse_state(self, payload: Mapping[str, Any]) -> CounterState:
+        return _STATE.decode(payload, strict=self.strict)
+
+
+class AsyncLegacyCounterEnv(AsyncCounterEnv):
+    """AsyncCounterEnv against the openenv-core 0.1.1 stateful HTTP server."""
+
+    SPEC: ClassVar[EnvSpec] = EnvSpec(
+        name="counter_legacy",
+        version="0.1.0",
+        transport="http",
+        server_command=server_command("legacy-http"),
+        startup_timeout_s=60.0,
+    )
 
 
 class LegacyCounterEnv(CounterEnv):

@@ -105,9 +105,17 @@ class FakeHttp:
 
 
 @contextmanager
-def fake_http(routes: Mapping[tuple[str, str], Route]) -> Iterator[FakeHttp]:
-    """An HTTP server on 127.0.0.1 answering ``routes`` ((method, path) -> Reply)."""
-    handler: type[_Handler] = type("Handler", (_Handler,), {"routes": routes, "seen": []})
+def fake_http(
+    routes: Mapping[tuple[str, str], Route], *, http11: bool = False
+) -> Iterator[FakeHttp]:
+    """An HTTP server on 127.0.0.1 answering ``routes`` ((method, path) -> Reply).
+
+    ``http11`` answers as HTTP/1.1 (what a WebSocket client insists on in a handshake reply).
+    """
+    attributes: dict[str, Any] = {"routes": routes, "seen": []}
+    if http11:
+        attributes["protocol_version"] = "HTTP/1.1"
+    handler: type[_Handler] = type("Handler", (_Handler,), attributes)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)

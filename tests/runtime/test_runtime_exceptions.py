@@ -17,6 +17,7 @@ from generator.runtime import (
     ProviderError,
     ServerError,
     ServerValidationError,
+    SessionLostError,
     ValidationIssue,
 )
 from generator.runtime import _errormap as errormap
@@ -35,10 +36,16 @@ def test_tree_shape() -> None:
     assert issubclass(ServerValidationError, ServerError)
     assert issubclass(ServerValidationError, EnvValidationError)
     assert not issubclass(EnvValidationError, ServerError)
+    assert issubclass(SessionLostError, EnvConnectionError)
     from generator.runtime import _exceptions
 
     doc = _exceptions.__doc__ or ""
-    for name in ("EnvConnectionError", "ServerValidationError", "ProviderError"):
+    for name in (
+        "EnvConnectionError",
+        "ServerValidationError",
+        "ProviderError",
+        "SessionLostError",
+    ):
         assert name in doc
 
 
@@ -56,6 +63,8 @@ def test_server_validation_error_has_both_parents_data() -> None:
     [
         EnvConnectionError("c", op="step", url="http://x"),
         EnvTimeoutError("t", op="step", url="http://x", timeout_s=1.0),
+        EnvTimeoutError("t", op="reset", url="http://x", timeout_s=1.0, during_connect=True),
+        SessionLostError("lost", op="state", url="ws://x/ws"),
         ProtocolError("p", received="r", op="state"),
         ProviderError("v", output="o", exit_code=3),
         ServerError(500, "body", "step", code="X"),

@@ -12,6 +12,11 @@ import generator.runtime as runtime
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 PUBLIC_API = {
+    "AsyncClientStart",
+    "AsyncEnvClient",
+    "AsyncHttpTransport",
+    "AsyncTransport",
+    "AsyncWebSocketTransport",
     "EnvClient",
     "EnvConnectionError",
     "EnvModel",
@@ -20,13 +25,16 @@ PUBLIC_API = {
     "EnvValidationError",
     "EnvgenRuntimeError",
     "HttpTransport",
+    "LocalDockerProvider",
     "LocalProcessProvider",
     "ModelCodec",
     "ProtocolError",
     "Provider",
     "ProviderError",
+    "RetryPolicy",
     "ServerError",
     "ServerValidationError",
+    "SessionLostError",
     "StepResult",
     "Transport",
     "ValidationIssue",
@@ -34,11 +42,12 @@ PUBLIC_API = {
 }
 
 
-def test_import_does_not_load_heavy_or_generator_modules() -> None:
-    code = (
-        "import json, sys; import generator.runtime; "
-        "print(json.dumps(sorted(m for m in sys.modules)))"
-    )
+HEAVY = ("jinja2", "datamodel_code_generator", "click", "requests", "websockets", "httpx")
+
+
+def _modules_loaded_by(code: str) -> set[str]:
+    """Every module a fresh interpreter has loaded after running ``code``."""
+    code += "\nimport json, sys; print(json.dumps(sorted(m for m in sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", code],
         cwd=REPO_ROOT,
@@ -47,14 +56,31 @@ def test_import_does_not_load_heavy_or_generator_modules() -> None:
         check=True,
         timeout=60,
     ).stdout
-    loaded = set(json.loads(out))
-    for name in ("jinja2", "datamodel_code_generator", "click", "requests", "websockets"):
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def test_import_does_not_load_heavy_or_generator_modules() -> None:
+    loaded = _modules_loaded_by("import generator.runtime")
+    for name in HEAVY:
         assert name not in loaded, f"import generator.runtime loaded {name}"
     generator_modules = {m for m in loaded if m == "generator" or m.startswith("generator.")}
     assert all(
         m in ("generator", "generator.runtime") or m.startswith("generator.runtime.")
         for m in generator_modules
     ), generator_modules
+
+
+def test_building_clients_loads_no_transport_library() -> None:
+    # Transports import requests, httpx or websockets on their first request, not before.
+    code = (
+        "from generated.echo_env import AsyncEchoEnv, EchoEnv\n"
+        "for cls in (EchoEnv, AsyncEchoEnv):\n"
+        "    for name in ('http', 'websocket'):\n"
+        "        cls('http://127.0.0.1:9', transport=name, trace=True)\n"
+    )
+    loaded = _modules_loaded_by(code)
+    for name in HEAVY:
+        assert name not in loaded, f"building clients loaded {name}"
 
 
 def test_all_is_sorted_and_complete() -> None:

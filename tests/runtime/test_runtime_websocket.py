@@ -22,6 +22,7 @@ from generator.runtime import (
     ProtocolError,
     ServerError,
     ServerValidationError,
+    SessionLostError,
     WebSocketTransport,
 )
 from generator.runtime._websocket import websocket_url
@@ -295,7 +296,7 @@ def test_server_closing_mid_request_is_connection_error() -> None:
         transport.close()
 
 
-def test_reconnects_after_connection_loss() -> None:
+def test_lost_session_needs_reconnect_or_reset() -> None:
     connections: list[int] = []
     lock = threading.Lock()
 
@@ -317,8 +318,14 @@ def test_reconnects_after_connection_loss() -> None:
         transport = WebSocketTransport(url, timeout_s=5)
         with pytest.raises(EnvConnectionError):
             transport.request("state", {})
+        assert transport.session_lost
+        # A new session would be a fresh server-side env: state() refuses, sends nothing.
+        with pytest.raises(SessionLostError, match="call reset"):
+            transport.request("state", {})
+        assert transport.sessions_opened == 1
+        transport.reconnect()  # the caller asks for a new session
         assert transport.request("state", {}) == {"step_count": 7}
-        assert transport.sessions_opened == 2
+        assert transport.sessions_opened == 2 and not transport.session_lost
         transport.close()
 
 

@@ -23,6 +23,7 @@ def test_defaults(tmp_path: Path) -> None:
     assert m.docker_port == 8000
     assert m.server_command == ()
     assert m.major_version == 1
+    assert m.auth_token_env is None
 
 
 def test_full(tmp_path: Path) -> None:
@@ -83,6 +84,22 @@ def test_full(tmp_path: Path) -> None:
             "1 to 65535",
         ),
         ('name = "echo_env"\nversion = 1\n', "/version", "must be a string"),
+        ('name = "echo_env"\nversion = "1.0.0"\nauth = 1\n', "/auth", "must be a table"),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[auth]\ntoken = "x"\n',
+            "/auth/token",
+            "unknown key",
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[auth]\ntoken_env = 5\n',
+            "/auth/token_env",
+            "name of an environment variable",
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[auth]\ntoken_env = "MY-TOKEN"\n',
+            "/auth/token_env",
+            "name of an environment variable",
+        ),
     ],
 )
 def test_errors_name_file_and_key(tmp_path: Path, text: str, pointer: str, words: str) -> None:
@@ -109,3 +126,16 @@ def test_bad_env_name(tmp_path: Path) -> None:
 )
 def test_default_class_prefix(name: str, prefix: str) -> None:
     assert default_class_prefix(name) == prefix
+
+
+def test_auth_token_env(tmp_path: Path) -> None:
+    m = _load(tmp_path, 'name = "echo_env"\nversion = "1.0.0"\n[auth]\ntoken_env = "ECHO_TOKEN"\n')
+    assert m.auth_token_env == "ECHO_TOKEN"
+
+
+def test_a_token_pasted_into_token_env_is_not_echoed(tmp_path: Path) -> None:
+    secret = "sk-live-0123456789abcdef"
+    with pytest.raises(ManifestError) as info:
+        _load(tmp_path, f'name = "echo_env"\nversion = "1.0.0"\n[auth]\ntoken_env = "{secret}"\n')
+    assert info.value.pointer == "/auth/token_env"
+    assert secret not in str(info.value) and "never the token" in str(info.value)

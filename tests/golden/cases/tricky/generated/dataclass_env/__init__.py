@@ -11,11 +11,12 @@
 Models as pydantic dataclasses: bounded float arrays.
 """
 
-from .client import DataclassEnv
+from .client import AsyncDataclassEnv, DataclassEnv
 from .models import Angle, DataclassAction, DataclassObservation, DataclassState, Torque
 
 __all__ = [
     "Angle",
+    "AsyncDataclassEnv",
     "DataclassAction",
     "DataclassEnv",
     "DataclassObservation",

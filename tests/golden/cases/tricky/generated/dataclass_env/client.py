@@ -6,22 +6,35 @@
 #   schemas/dataclass_env/observation.schema.json
 #   schemas/dataclass_env/state.schema.json
 # Schema hash: sha256:2a996a7a4b9225170b1cc3988377e5789f6c52f927d4ac1955ae8d948dde2c0b
-"""Typed client for the dataclass_env environment."""
+"""Typed clients for the dataclass_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from generator.runtime import EnvClient, EnvSpec, ModelCodec, StepResult
+from generator.runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
 
 from .models import DataclassAction, DataclassObservation, DataclassState
 
-__all__ = ["DataclassEnv"]
+__all__ = ["AsyncDataclassEnv", "DataclassEnv"]
 
 _ACTION: ModelCodec[DataclassAction] = ModelCodec(DataclassAction, "action")
 _OBSERVATION: ModelCodec[DataclassObservation] = ModelCodec(DataclassObservation, "observation")
 _STATE: ModelCodec[DataclassState] = ModelCodec(DataclassState, "state")
+
+_SPEC = EnvSpec(
+    name="dataclass_env",
+    version="0.3.0",
+    transport="http",
+    health_path="/health",
+    server_command=(),
+    startup_timeout_s=60.0,
+    docker_image=None,
+    docker_port=8000,
+    schema_hash="sha256:2a996a7a4b9225170b1cc3988377e5789f6c52f927d4ac1955ae8d948dde2c0b",
+    auth_token_env=None,
+)
 
 
 class DataclassEnv(EnvClient[DataclassAction, DataclassObservation, DataclassState]):
@@ -30,23 +43,31 @@ class DataclassEnv(EnvClient[DataclassAction, DataclassObservation, DataclassSta
     Models as pydantic dataclasses: bounded float arrays.
     """
 
-    SPEC: ClassVar[EnvSpec] = EnvSpec(
-        name="dataclass_env",
-        version="0.3.0",
-        transport="http",
-        health_path="/health",
-        server_command=(),
-        startup_timeout_s=60.0,
-        docker_image=None,
-        docker_port=8000,
-        schema_hash="sha256:2a996a7a4b9225170b1cc3988377e5789f6c52f927d4ac1955ae8d948dde2c0b",
-    )
+    SPEC: ClassVar[EnvSpec] = _SPEC
 
     def _step_payload(self, action: DataclassAction) -> dict[str, Any]:
         return _ACTION.encode(action)
 
     def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[DataclassObservation]:
-        return self._build_result(payload, _OBSERVATION)
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
 
     def _parse_state(self, payload: Mapping[str, Any]) -> DataclassState:
-        return _STATE.decode(payload)
+        return _STATE.decode(payload, strict=self.strict)
+
+
+class AsyncDataclassEnv(AsyncEnvClient[DataclassAction, DataclassObservation, DataclassState]):
+    """Asyncio client for the dataclass_env environment, version 0.3.0.
+
+    The methods of DataclassEnv, as coroutines.
+    """
+
+    SPEC: ClassVar[EnvSpec] = _SPEC
+
+    def _step_payload(self, action: DataclassAction) -> dict[str, Any]:
+        return _ACTION.encode(action)
+
+    def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[DataclassObservation]:
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
+
+    def _parse_state(self, payload: Mapping[str, Any]) -> DataclassState:
+        return _STATE.decode(payload, strict=self.strict)

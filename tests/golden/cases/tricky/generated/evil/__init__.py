@@ -11,10 +11,11 @@
 Tries to inject: \"\"\" ''' {{ 7*7 }} {% raw %} __import__('os').system('touch /tmp/envgen-pwned') \\ end\\
 """
 
-from .client import EvilEnv
+from .client import AsyncEvilEnv, EvilEnv
 from .models import EvilAction, EvilObservation, EvilState, Node
 
 __all__ = [
+    "AsyncEvilEnv",
     "EvilAction",
     "EvilEnv",
     "EvilObservation",

@@ -6,22 +6,35 @@
 #   schemas/evil/observation.schema.json
 #   schemas/evil/state.schema.json
 # Schema hash: sha256:10e31e8e504690c146957d297028ca7790d0e363911433cf8223c791ebe5210b
-"""Typed client for the evil environment."""
+"""Typed clients for the evil environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from generator.runtime import EnvClient, EnvSpec, ModelCodec, StepResult
+from generator.runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
 
 from .models import EvilAction, EvilObservation, EvilState
 
-__all__ = ["EvilEnv"]
+__all__ = ["AsyncEvilEnv", "EvilEnv"]
 
 _ACTION: ModelCodec[EvilAction] = ModelCodec(EvilAction, "action")
 _OBSERVATION: ModelCodec[EvilObservation] = ModelCodec(EvilObservation, "observation")
 _STATE: ModelCodec[EvilState] = ModelCodec(EvilState, "state")
+
+_SPEC = EnvSpec(
+    name="evil",
+    version="1.0.0",
+    transport="http",
+    health_path="/health",
+    server_command=("{python}", "-c", 'print(\'"""\')'),
+    startup_timeout_s=60.0,
+    docker_image=None,
+    docker_port=8000,
+    schema_hash="sha256:10e31e8e504690c146957d297028ca7790d0e363911433cf8223c791ebe5210b",
+    auth_token_env=None,
+)
 
 
 class EvilEnv(EnvClient[EvilAction, EvilObservation, EvilState]):
@@ -30,23 +43,31 @@ class EvilEnv(EnvClient[EvilAction, EvilObservation, EvilState]):
     Tries to inject: \"\"\" ''' {{ 7*7 }} {% raw %} __import__('os').system('touch /tmp/envgen-pwned') \\ end\\
     """
 
-    SPEC: ClassVar[EnvSpec] = EnvSpec(
-        name="evil",
-        version="1.0.0",
-        transport="http",
-        health_path="/health",
-        server_command=("{python}", "-c", 'print(\'"""\')'),
-        startup_timeout_s=60.0,
-        docker_image=None,
-        docker_port=8000,
-        schema_hash="sha256:10e31e8e504690c146957d297028ca7790d0e363911433cf8223c791ebe5210b",
-    )
+    SPEC: ClassVar[EnvSpec] = _SPEC
 
     def _step_payload(self, action: EvilAction) -> dict[str, Any]:
         return _ACTION.encode(action)
 
     def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[EvilObservation]:
-        return self._build_result(payload, _OBSERVATION)
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
 
     def _parse_state(self, payload: Mapping[str, Any]) -> EvilState:
-        return _STATE.decode(payload)
+        return _STATE.decode(payload, strict=self.strict)
+
+
+class AsyncEvilEnv(AsyncEnvClient[EvilAction, EvilObservation, EvilState]):
+    """Asyncio client for the evil environment, version 1.0.0.
+
+    The methods of EvilEnv, as coroutines.
+    """
+
+    SPEC: ClassVar[EnvSpec] = _SPEC
+
+    def _step_payload(self, action: EvilAction) -> dict[str, Any]:
+        return _ACTION.encode(action)
+
+    def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[EvilObservation]:
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
+
+    def _parse_state(self, payload: Mapping[str, Any]) -> EvilState:
+        return _STATE.decode(payload, strict=self.strict)

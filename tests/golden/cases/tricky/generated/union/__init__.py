@@ -12,7 +12,7 @@
 A tagged-union action, enums, nested arrays, a cross-file $ref and nullable fields.
 """
 
-from .client import GridEnv
+from .client import AsyncGridEnv, GridEnv
 from .models import (
     Cell,
     CellItem,
@@ -27,6 +27,7 @@ from .models import (
 )
 
 __all__ = [
+    "AsyncGridEnv",
     "Cell",
     "CellItem",
     "GridAction",

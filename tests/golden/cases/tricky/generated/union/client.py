@@ -7,22 +7,35 @@
 #   schemas/union/observation.schema.json
 #   schemas/union/state.schema.json
 # Schema hash: sha256:bdb43d2259cfa7379fb04f587cb24d25333646c8505ae65d0bdc9fbb4c13e82d
-"""Typed client for the union environment."""
+"""Typed clients for the union environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from generator.runtime import EnvClient, EnvSpec, ModelCodec, StepResult
+from generator.runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
 
 from .models import GridAction, GridObservation, GridState
 
-__all__ = ["GridEnv"]
+__all__ = ["AsyncGridEnv", "GridEnv"]
 
 _ACTION: ModelCodec[GridAction] = ModelCodec(GridAction, "action")
 _OBSERVATION: ModelCodec[GridObservation] = ModelCodec(GridObservation, "observation")
 _STATE: ModelCodec[GridState] = ModelCodec(GridState, "state")
+
+_SPEC = EnvSpec(
+    name="union",
+    version="2.1.0",
+    transport="websocket",
+    health_path="/health",
+    server_command=(),
+    startup_timeout_s=60.0,
+    docker_image=None,
+    docker_port=8000,
+    schema_hash="sha256:bdb43d2259cfa7379fb04f587cb24d25333646c8505ae65d0bdc9fbb4c13e82d",
+    auth_token_env=None,
+)
 
 
 class GridEnv(EnvClient[GridAction, GridObservation, GridState]):
@@ -31,23 +44,31 @@ class GridEnv(EnvClient[GridAction, GridObservation, GridState]):
     A tagged-union action, enums, nested arrays, a cross-file $ref and nullable fields.
     """
 
-    SPEC: ClassVar[EnvSpec] = EnvSpec(
-        name="union",
-        version="2.1.0",
-        transport="websocket",
-        health_path="/health",
-        server_command=(),
-        startup_timeout_s=60.0,
-        docker_image=None,
-        docker_port=8000,
-        schema_hash="sha256:bdb43d2259cfa7379fb04f587cb24d25333646c8505ae65d0bdc9fbb4c13e82d",
-    )
+    SPEC: ClassVar[EnvSpec] = _SPEC
 
     def _step_payload(self, action: GridAction) -> dict[str, Any]:
         return _ACTION.encode(action)
 
     def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[GridObservation]:
-        return self._build_result(payload, _OBSERVATION)
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
 
     def _parse_state(self, payload: Mapping[str, Any]) -> GridState:
-        return _STATE.decode(payload)
+        return _STATE.decode(payload, strict=self.strict)
+
+
+class AsyncGridEnv(AsyncEnvClient[GridAction, GridObservation, GridState]):
+    """Asyncio client for the union environment, version 2.1.0.
+
+    The methods of GridEnv, as coroutines.
+    """
+
+    SPEC: ClassVar[EnvSpec] = _SPEC
+
+    def _step_payload(self, action: GridAction) -> dict[str, Any]:
+        return _ACTION.encode(action)
+
+    def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[GridObservation]:
+        return self._build_result(payload, _OBSERVATION, strict=self.strict)
+
+    def _parse_state(self, payload: Mapping[str, Any]) -> GridState:
+        return _STATE.decode(payload, strict=self.strict)

@@ -1,0 +1,392 @@
+"""What the sync ``EnvClient`` and the async ``AsyncEnvClient`` share: everything but I/O.
+
+Argument checks, headers (defaults, the bearer token named by the spec, tracing), the retry
+decision, request bodies, reply parsing (lenient or strict) and the current episode id live
+here once; the two clients only differ in how they wait.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypedDict, TypeVar
+
+from ._errormap import redact_url
+from ._exceptions import EnvgenRuntimeError, ProtocolError
+from ._headers import TraceContext, bearer_headers, check_headers, merge_headers
+from ._provider import LocalProcessProvider, Provider
+from ._result import StepResult, build_step_result
+from ._retry import RetryPolicy
+from ._spec import TRANSPORTS, EnvSpec, TransportName
+from ._transport import Op
+
+if TYPE_CHECKING:
+    import os
+
+    from ._codec import ModelCodec
+
+__all__ = ["ClientCore", "ClientOptions"]
+
+ActT = TypeVar("ActT")
+ObsT = TypeVar("ObsT")
+StateT = TypeVar("StateT")
+TransportT = TypeVar("TransportT")
+
+logger = logging.getLogger("generator.runtime")
+
+
+class ClientOptions(TypedDict, total=False):
+    """Keyword options of a client, as forwarded by ``from_local_process(**options)``."""
+
+    transport: TransportName | None
+    request_timeout_s: float
+    connect_timeout_s: float | None
+    read_timeout_s: float | None
+    default_headers: Mapping[str, str] | None
+    step_timeout_s: float | None
+    retry: RetryPolicy | None
+    trace: bool | str
+    strict: bool
+
+
+def _positive(name: str, value: float | None) -> None:
+    if value is not None and (isinstance(value, bool) or not value > 0):
+        raise ValueError(f"{name} must be positive, got {value!r}")
+
+
+def _trace_context(trace: bool | str | None) -> TraceContext | None:
+    """``trace=True`` starts a trace; a traceparent string continues the caller's trace."""
+    if trace is None or trace is False:
+        return None
+    if trace is True:
+        return TraceContext()
+    if isinstance(trace, str):
+        return TraceContext(trace)
+    raise TypeError("trace must be True, False or a W3C traceparent string")
+
+
+def _reported_episode_id(*containers: Any) -> str | None:
+    """The first non-empty string ``episode_id`` found in the given reply objects."""
+    for container in containers:
+        if isinstance(container, Mapping):
+            value = container.get("episode_id")
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
+    """Shared state and logic of a typed environment client (see ``EnvClient``)."""
+
+    SPEC: ClassVar[EnvSpec]
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        request_timeout_s: float = 15.0,
+        default_headers: Mapping[str, str] | None = None,
+        provider: Provider | None = None,
+        *,
+        transport: TransportName | None = None,
+        step_timeout_s: float | None = None,
+        connect_timeout_s: float | None = None,
+        read_timeout_s: float | None = None,
+        retry: RetryPolicy | None = None,
+        trace: bool | str = False,
+        strict: bool = False,
+    ) -> None:
+        """Connect to ``base_url``, or to the server of ``provider``; nothing is sent yet.
+
+        A provider that is not running yet is started here (blocking) and then belongs to
+        the client: ``close()`` stops it. A running provider is only borrowed.
+        ``transport`` overrides ``SPEC.transport``. ``request_timeout_s`` is the default of
+        ``connect_timeout_s`` and ``read_timeout_s``. ``step_timeout_s`` is sent with each
+        HTTP step as the server's ``timeout_s``. ``retry`` (default ``RetryPolicy()``) says
+        how ``reset``/``state`` retry; ``trace`` turns on W3C ``traceparent`` headers (True,
+        or a parent traceparent to continue); ``strict`` parses observations and states
+        strictly (see ``ModelCodec.decode``).
+        """
+        spec = self._spec()
+        name = transport if transport is not None else spec.transport
+        if name not in TRANSPORTS:
+            raise ValueError(f"transport must be one of {TRANSPORTS}, got {name!r}")
+        _positive("request_timeout_s", request_timeout_s)
+        _positive("connect_timeout_s", connect_timeout_s)
+        _positive("read_timeout_s", read_timeout_s)
+        _positive("step_timeout_s", step_timeout_s)
+        if retry is not None and not isinstance(retry, RetryPolicy):
+            raise TypeError("retry must be a RetryPolicy (RetryPolicy.never() disables retries)")
+        if base_url is None and provider is None:
+            raise ValueError(
+                "pass base_url or provider "
+                f"(or use {type(self).__name__}.from_local_process() to start a server)"
+            )
+        headers = check_headers(default_headers, what="default_headers")
+        self._transport_name: TransportName = name
+        self._request_timeout_s = request_timeout_s
+        self._connect_timeout_s = connect_timeout_s or request_timeout_s
+        self._read_timeout_s = read_timeout_s or request_timeout_s
+        self._step_timeout_s = step_timeout_s
+        self._default_headers: Mapping[str, str] = MappingProxyType(headers)
+        # The token is read once, here; it stays out of default_headers and of every repr.
+        self._wire_headers = merge_headers(bearer_headers(spec.auth_token_env), headers)
+        self._trace = _trace_context(trace)
+        self._retry = retry if retry is not None else RetryPolicy()
+        self._strict = bool(strict)
+        self._episode_id: str | None = None
+        self._episode_id_given = False
+        self._provider = provider
+        self._owns_provider = False
+        self._closed = False
+        self._transport: TransportT | None = None
+        if base_url is None:
+            assert provider is not None
+            if provider.base_url is not None:
+                base_url = provider.base_url
+            else:
+                base_url = provider.start()
+                self._owns_provider = True  # we started it, so close() stops it
+        self._base_url = base_url.rstrip("/")
+        try:
+            self._transport = self._make_transport()
+        except BaseException:
+            self._stop_owned_provider()
+            raise
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def _spec(cls) -> EnvSpec:
+        spec = getattr(cls, "SPEC", None)
+        if not isinstance(spec, EnvSpec):
+            raise TypeError(f"{cls.__name__} must set SPEC: ClassVar[EnvSpec]")
+        return spec
+
+    @classmethod
+    def _local_provider(
+        cls,
+        command: Sequence[str] | None,
+        transport: TransportName | None,
+        env: Mapping[str, str] | None,
+        cwd: str | os.PathLike[str] | None,
+        startup_timeout_s: float | None,
+    ) -> LocalProcessProvider:
+        """The provider ``from_local_process`` starts (not started yet)."""
+        spec = cls._spec()
+        argv = tuple(command) if command is not None else spec.server_command
+        if not argv:
+            raise ValueError(
+                f"{cls.__name__}.SPEC has no server_command for environment {spec.name!r}: "
+                "pass command=[...] to from_local_process()"
+            )
+        return LocalProcessProvider(
+            argv,
+            health_path=spec.health_path,
+            startup_timeout_s=(
+                startup_timeout_s if startup_timeout_s is not None else spec.startup_timeout_s
+            ),
+            env=env,
+            cwd=cwd,
+            transport=transport if transport is not None else spec.transport,
+        )
+
+    @abstractmethod
+    def _make_transport(self) -> TransportT:
+        """Build the transport named by ``transport_name`` (sync or async kind)."""
+
+    def _transport_options(self) -> dict[str, Any]:
+        """Keyword arguments both transport kinds take."""
+        return {
+            "timeout_s": self._read_timeout_s,
+            "connect_timeout_s": self._connect_timeout_s,
+            "headers": self._wire_headers,
+            "trace": self._trace,
+        }
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def base_url(self) -> str:
+        """The server's base URL."""
+        return self._base_url
+
+    @property
+    def request_timeout_s(self) -> float:
+        """The simple timeout: connect and read timeouts default to it, in seconds."""
+        return self._request_timeout_s
+
+    @property
+    def connect_timeout_s(self) -> float:
+        """Limit for opening a connection (a WebSocket handshake included), in seconds."""
+        return self._connect_timeout_s
+
+    @property
+    def read_timeout_s(self) -> float:
+        """Limit for each reply, in seconds (an HTTP step's covers ``step_timeout_s``)."""
+        return self._read_timeout_s
+
+    @property
+    def default_headers(self) -> Mapping[str, str]:
+        """Headers sent with every request (read-only view; the env token is not shown)."""
+        return self._default_headers
+
+    @property
+    def provider(self) -> Provider | None:
+        """The provider that runs the server, if any."""
+        return self._provider
+
+    @property
+    def transport_name(self) -> TransportName:
+        """``"http"`` or ``"websocket"``."""
+        return self._transport_name
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """How ``reset`` and ``state`` retry transient failures."""
+        return self._retry
+
+    @property
+    def strict(self) -> bool:
+        """Whether observations and states are parsed strictly (unknown fields rejected)."""
+        return self._strict
+
+    @property
+    def trace_id(self) -> str | None:
+        """The W3C trace id every request carries, when tracing is on."""
+        return self._trace.trace_id if self._trace is not None else None
+
+    @property
+    def episode_id(self) -> str | None:
+        """The current episode's id: the one given to ``reset()``, else what the server reports.
+
+        None before the first reset, or when neither the caller nor the server named one.
+        """
+        return self._episode_id
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+        return self._closed
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({redact_url(self._base_url)!r}, "
+            f"transport={self._transport_name!r})"
+        )
+
+    # ------------------------------------------------------------------ shared steps
+
+    def _require_transport(self, op: str) -> TransportT:
+        if self._closed or self._transport is None:
+            raise EnvgenRuntimeError(
+                f"{op} failed: this {type(self).__name__} is closed; create a new client"
+            )
+        return self._transport
+
+    @staticmethod
+    def _call_headers(op: str, headers: Mapping[str, str] | None) -> dict[str, str] | None:
+        """Checked per-call headers (errors name the header, never the value)."""
+        return check_headers(headers, what=f"{op}(headers=...)") or None
+
+    @staticmethod
+    def _reset_body(
+        seed: int | None, episode_id: str | None, kwargs: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {}
+        if seed is not None:
+            body["seed"] = seed
+        if episode_id is not None:
+            body["episode_id"] = episode_id
+        body.update(kwargs)
+        return body
+
+    def _next_delay(self, op: Op, exc: EnvgenRuntimeError, attempt: int) -> float | None:
+        """The wait before retrying ``op``, or None when the error must propagate."""
+        delay = self._retry.next_delay(op, exc, attempt)
+        if delay is not None:
+            logger.info(
+                "%s failed (%s), retry %d of %d in %.2f s: %s",
+                op,
+                type(exc).__name__,
+                attempt,
+                self._retry.attempts - 1,
+                delay,
+                exc.message,
+            )
+        return delay
+
+    def _after_reset(self, episode_id: str | None, payload: Mapping[str, Any]) -> StepResult[ObsT]:
+        result = self._parse_with_op("reset", payload)
+        self._episode_id_given = episode_id is not None
+        self._episode_id = episode_id
+        self._note_reported_episode(payload)
+        return result
+
+    def _after_step(self, payload: Mapping[str, Any]) -> StepResult[ObsT]:
+        result = self._parse_with_op("step", payload)
+        self._note_reported_episode(payload)
+        return result
+
+    def _after_state(self, payload: Mapping[str, Any]) -> StateT:
+        state = self._parse_state(payload)
+        self._note_reported_episode(payload)
+        return state
+
+    def _note_reported_episode(self, payload: Mapping[str, Any]) -> None:
+        """Take the server's episode id unless the caller named one at reset."""
+        if self._episode_id_given:
+            return
+        observation = payload.get("observation")
+        reported = _reported_episode_id(
+            observation,
+            payload,
+            observation.get("metadata") if isinstance(observation, Mapping) else None,
+            payload.get("metadata"),
+        )
+        if reported is not None:
+            self._episode_id = reported
+
+    def _after_reconnect(self) -> None:
+        """A new WebSocket session has no episode yet; an HTTP server keeps its own."""
+        if self._transport_name == "websocket":
+            self._episode_id = None
+            self._episode_id_given = False
+
+    def _parse_with_op(self, op: str, payload: Mapping[str, Any]) -> StepResult[ObsT]:
+        try:
+            return self._parse_result(payload)
+        except ProtocolError as exc:
+            if exc.op is None:
+                exc.op = op
+            raise
+
+    def _stop_owned_provider(self) -> None:
+        if self._owns_provider and self._provider is not None:
+            self._owns_provider = False
+            self._provider.stop()
+
+    # ------------------------------------------------------------------ for subclasses
+
+    @abstractmethod
+    def _step_payload(self, action: ActT) -> dict[str, Any]:
+        """The JSON object sent as the action (generated: the action codec's encode)."""
+
+    @abstractmethod
+    def _parse_result(self, payload: Mapping[str, Any]) -> StepResult[ObsT]:
+        """A reset/step reply as a StepResult (generated: ``_build_result``)."""
+
+    @abstractmethod
+    def _parse_state(self, payload: Mapping[str, Any]) -> StateT:
+        """A state reply as the state model (generated: the state codec's decode)."""
+
+    @staticmethod
+    def _build_result(
+        payload: Mapping[str, Any], observation_codec: ModelCodec[ObsT], *, strict: bool = False
+    ) -> StepResult[ObsT]:
+        """Check the reply envelope and decode its observation (see ``StepResult``).
+
+        Generated clients pass ``strict=self.strict``; so should hand-written ones.
+        """
+        return build_step_result(payload, observation_codec, strict=strict)
