@@ -2,7 +2,8 @@
 
 The new schemas are first generated in a scratch project: only when that works are they
 swapped into `schemas/<env>/` and the client written to `generated/<env>/`. An existing
-environment is replaced only when asked (`--force`), and the change is shown.
+environment is replaced only when asked (`--force`), and the change is shown twice over:
+classified as `envgen diff` classes it (breaking, breaking-code, safe), and as a text diff.
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.diff.engine import compare_sides
+from generator.diff.model import Change
+from generator.diff.policy import Policy
+from generator.diff.sides import load_env_side
 from generator.env_folder import EnvFiles, write_env_folder
 from generator.errors import EnvExistsError, EnvgenError
 from generator.loader import Layout
@@ -24,6 +29,10 @@ class AdoptReport:
     target: Path
     replaced: bool
     changes: list[str] = field(default_factory=list)  # unified diff lines of schema files
+    classified: list[Change] = field(default_factory=list)  # as `envgen diff` judges them
+    unclassified_reason: str = ""  # why `classified` is empty although files changed
+    old_version: str | None = None
+    new_version: str | None = None
 
 
 def adopt(layout: Layout, files: EnvFiles, *, force: bool = False) -> AdoptReport:
@@ -41,10 +50,26 @@ def adopt(layout: Layout, files: EnvFiles, *, force: bool = False) -> AdoptRepor
         scratch = Layout.at(Path(tmp))
         write_env_folder(scratch.schemas / files.name, files)
         build(scratch, [files.name], use_cache=False)  # raises on any problem
-        changes = _changes(target, scratch.schemas / files.name) if existed else []
+        report = AdoptReport(target=target, replaced=existed, new_version=files.version)
+        if existed:
+            report.changes = _changes(target, scratch.schemas / files.name)
+            _classify(report, layout, scratch, files.name)
     write_env_folder(target, files, replace=True)
     write(layout, build(layout, [files.name]))
-    return AdoptReport(target=target, replaced=existed, changes=changes)
+    return report
+
+
+def _classify(report: AdoptReport, old: Layout, new: Layout, name: str) -> None:
+    """Judge the replacement as `envgen diff` would, with the old env's [compat] policy."""
+    try:
+        before = load_env_side(old, name, "before")
+        after = load_env_side(new, name, "pulled")
+    except EnvgenError as exc:
+        report.unclassified_reason = f"the existing schemas could not be read: {exc}"
+        return
+    report.old_version = before.manifest.version if before.manifest else None
+    settings = dict(before.manifest.compat) if before.manifest else {}
+    report.classified = compare_sides(before, after, Policy.resolve(settings, {}))
 
 
 def _changes(old: Path, new: Path) -> list[str]:

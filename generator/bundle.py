@@ -70,6 +70,14 @@ class Bundler:
         except ValueError:
             return path.name
 
+    def origin(self, def_name: str) -> tuple[str, str] | None:
+        """Where a bundled def came from: (repo-relative file, JSON pointer), if known."""
+        key = self._owners.get(def_name)
+        if key is None:
+            return None
+        path, pointer = key
+        return self.display(path), pointer
+
     def bundle(self, role_files: dict[str, Path], role_names: dict[str, str]) -> Bundle:
         for role in ROLES:
             path = role_files[role].resolve()

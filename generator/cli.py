@@ -13,6 +13,8 @@ import click
 
 from generator import __version__
 from generator.adopt import AdoptReport, adopt
+from generator.containers_cli import containers
+from generator.diff.command import diff as diff_command
 from generator.env_folder import EnvFiles
 from generator.errors import EnvExistsError, EnvgenError, GenerationError, InputError
 from generator.importer import schemas_from_models
@@ -171,8 +173,37 @@ def _report_adopted(obj: _Context, report: AdoptReport) -> None:
         f"{verb} {shown}/ and generated {obj.layout.display(obj.layout.generated)}/"
         f"{report.target.name}/"
     )
-    if report.replaced:
-        click.echo("\n".join(report.changes) if report.changes else "schemas unchanged")
+    if not report.replaced:
+        return
+    if not report.changes:
+        click.echo("schemas unchanged")
+        return
+    click.echo("\n".join(report.changes))
+    _report_classified(report)
+
+
+def _report_classified(report: AdoptReport) -> None:
+    """Summarise the replacement as `envgen diff` classes it, loudest first."""
+    if report.unclassified_reason:
+        click.echo(f"not classified: {report.unclassified_reason}")
+        return
+    counts = {cls: 0 for cls in ("breaking", "breaking-code", "safe")}
+    for change in report.classified:
+        counts[change.change_class] += 1
+    click.echo(
+        "classified as envgen diff would: "
+        + ", ".join(f"{count} {cls}" for cls, count in counts.items())
+    )
+    for change in sorted(report.classified, key=lambda c: c.change_class != "breaking"):
+        role = change.role or "env"
+        click.echo(f"  {change.change_class:13} {role:11} {change.rule}  {change.pointer or '/'}")
+        click.echo(f"      {change.message}")
+    breaking = counts["breaking"] + counts["breaking-code"]
+    if breaking and report.old_version == report.new_version:
+        click.echo(
+            f"warning: {breaking} breaking change(s) but the version stayed "
+            f"{report.new_version}; clients generated from the old schemas may break"
+        )
 
 
 @main.command()
@@ -254,3 +285,5 @@ def import_cmd(
 
 
 __all__ = ["InputError", "main"]
+main.add_command(containers)
+main.add_command(diff_command)

@@ -113,11 +113,22 @@ def test_pull_refuses_to_overwrite_then_force_shows_changes(
     assert snapshot(tmp_path) == before
     changed = json.loads(json.dumps(GOOD_SCHEMA))
     changed["action"]["properties"]["m"] = {"type": "string"}
+    changed["observation"]["properties"]["seen"] = {"type": "string"}
     routes["/schema"] = (200, json.dumps(changed))
     forced = _pull(tmp_path, url, "--force")
     assert forced.exit_code == 0, forced.output
     assert "replaced schemas/fake_env/" in forced.output
     assert '+    "m": {' in forced.output
+    # Classified as `envgen diff` classes it: the observation's type change breaks readers,
+    # the new optional action field does not; the version did not move, so it warns.
+    assert "classified as envgen diff would: 1 breaking" in forced.output
+    breaking = [line for line in forced.output.splitlines() if line.startswith("  breaking ")]
+    assert breaking and "observation" in breaking[0] and "/properties/seen" in breaking[0]
+    assert any(
+        line.startswith("  safe") and "action" in line and "/properties/m" in line
+        for line in forced.output.splitlines()
+    )
+    assert "warning: " in forced.output and "version stayed 2.3.4" in forced.output
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,433 @@
+"""The generated Python API of one version, and what changed in it (`breaking-code`).
+
+The models are made by the same generator call `envgen generate` uses, so class names,
+attribute names (`class` -> `class_`, `time-left` -> `time_left`, collisions numbered) and
+types are exactly what users import, not a guess. Whether a type change breaks code depends
+on how code uses the class: actions are built by user code (the new type must accept every
+old value), observations and state are read (the new type must fit inside the old one).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from generator.diff.model import ROLES, Change, ChangeClass, Role
+from generator.diff.pytypes import PyType, is_subtype, parse
+from generator.diff.sides import Side
+from generator.errors import EnvgenError
+from generator.modelgen import generate_models
+from generator.schema_check import json_pointer
+
+_SKIP = {"model_config", "__pydantic_config__"}
+
+
+@dataclass(frozen=True)
+class Attr:
+    name: str
+    wire: str
+    annotation: str
+    type: PyType
+    required: bool
+
+
+@dataclass
+class Api:
+    """Public classes and aliases of a generated models module, and which roles use them."""
+
+    classes: dict[str, dict[str, Attr]] = field(default_factory=dict)
+    aliases: dict[str, tuple[str, PyType]] = field(default_factory=dict)
+    uses: dict[str, set[Role]] = field(default_factory=dict)
+    role_classes: dict[Role, str] = field(default_factory=dict)
+    mentions: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+    def names(self) -> set[str]:
+        return set(self.classes) | set(self.aliases)
+
+    def shape(self, name: str) -> str:
+        if name in self.aliases:
+            return "alias:" + self.aliases[name][0]
+        attrs = self.classes[name]
+        return "class:" + ";".join(f"{w}={a.annotation}" for w, a in sorted(attrs.items()))
+
+
+def api_of(side: Side) -> Api:
+    """Generate `side`'s models in memory and read their API; GenerationError on failure."""
+    source = generate_models(side.codegen, header="")
+    tree = ast.parse(source)
+    api = Api()
+    refs: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            attrs = _attributes(node)
+            api.classes[node.name] = attrs
+            refs[node.name] = _names_in([a.annotation for a in attrs.values()])
+        alias = _alias(node)
+        if alias is not None:
+            name, expr = alias
+            text = ast.unparse(expr)
+            api.aliases[name] = (text, parse(expr))
+            refs[name] = _names_in([text])
+    for hidden in side.hidden:
+        api.classes.pop(hidden, None)
+        api.aliases.pop(hidden, None)
+    for owner, attrs in api.classes.items():
+        for attr in attrs.values():
+            for name in _names_in([attr.annotation]):
+                api.mentions.setdefault(name, []).append((owner, attr.wire))
+    for role in ROLES:
+        root = side.codegen.bundle.role_names[role]
+        if root in side.hidden:
+            continue
+        api.role_classes[role] = root
+        stack, seen = [root], set()
+        while stack:
+            name = stack.pop()
+            if name in seen or name not in refs:
+                continue
+            seen.add(name)
+            api.uses.setdefault(name, set()).add(role)
+            stack.extend(refs[name])
+    return api
+
+
+def _attributes(node: ast.ClassDef) -> dict[str, Attr]:
+    attrs: dict[str, Attr] = {}
+    for item in node.body:
+        if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+            continue
+        name = item.target.id
+        if name in _SKIP or ast.unparse(item.annotation).startswith("ClassVar"):
+            continue
+        wire = _alias_of(item.annotation) or _alias_of(item.value) or name
+        attrs[wire] = Attr(
+            name=name,
+            wire=wire,
+            annotation=ast.unparse(_strip_annotated(item.annotation)),
+            type=parse(item.annotation),
+            required=_required(item.value),
+        )
+    return attrs
+
+
+def _strip_annotated(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("Annotated"):
+        inner = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) else node.slice
+        return _strip_annotated(inner)
+    return node
+
+
+def _alias_of(node: ast.expr | None) -> str | None:
+    if node is None:
+        return None
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and ast.unparse(sub.func).endswith("Field"):
+            for keyword in sub.keywords:
+                if keyword.arg in ("alias", "validation_alias") and isinstance(
+                    keyword.value, ast.Constant
+                ):
+                    return str(keyword.value.value)
+    return None
+
+
+def _required(value: ast.expr | None) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, ast.Call) and ast.unparse(value.func).endswith("Field"):
+        has_default = bool(value.args) or any(
+            k.arg in ("default", "default_factory") for k in value.keywords
+        )
+        return not has_default
+    return False
+
+
+def _alias(node: ast.stmt) -> tuple[str, ast.expr] | None:
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Call)
+        and ast.unparse(node.value.func).endswith("TypeAliasType")
+        and len(node.value.args) >= 2
+    ):
+        return node.targets[0].id, node.value.args[1]
+    if (
+        isinstance(node, ast.AnnAssign)
+        and isinstance(node.target, ast.Name)
+        and ast.unparse(node.annotation).endswith("TypeAlias")
+        and node.value is not None
+    ):
+        return node.target.id, node.value
+    return None
+
+
+def _names_in(texts: list[str]) -> set[str]:
+    found: set[str] = set()
+    for text in texts:
+        try:
+            tree = ast.parse(text, mode="eval")
+        except SyntaxError:
+            continue
+        found |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return found
+
+
+# -- comparing -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Ctx:
+    old: Side
+    new: Side
+    old_api: Api
+    new_api: Api
+    renames: dict[str, str]
+    changes: list[Change] = field(default_factory=list)
+
+    def add(
+        self,
+        rule: str,
+        cls: ChangeClass,
+        side: Side,
+        api: Api,
+        name: str,
+        wire: str | None,
+        message: str,
+    ) -> None:
+        file, pointer = _place(side, api, name)
+        if wire is not None:
+            pointer += json_pointer(["properties", wire])
+        roles = api.uses.get(name, set())
+        role = next((r for r in ROLES if r in roles), None)
+        self.changes.append(
+            Change(
+                rule=rule,
+                change_class=cls,
+                role=role,
+                file=file,
+                pointer=pointer,
+                message=message,
+            )
+        )
+
+
+def code_changes(old: Side, new: Side) -> list[Change]:
+    """Every difference in the generated API between two versions of an env."""
+    try:
+        old_api = api_of(old)
+    except EnvgenError:
+        return []  # the old version never generated, so there is no API to break
+    try:
+        new_api = api_of(new)
+    except EnvgenError as exc:
+        file, _ = new.where(new.role_def("action"), "")
+        return [
+            Change(
+                rule="code.generation-failed",
+                change_class="breaking-code",
+                role=None,
+                file=file,
+                pointer="",
+                message=f"the new schemas do not generate: {exc}",
+            )
+        ]
+    ctx = _Ctx(old, new, old_api, new_api, _renames(old_api, new_api))
+    _model_type(ctx)
+    _compare_names(ctx)
+    return ctx.changes
+
+
+def _renames(old: Api, new: Api) -> dict[str, str]:
+    """Old name -> new name for classes that moved: role classes, then identical shapes."""
+    renames: dict[str, str] = {}
+    for role, name in old.role_classes.items():
+        new_name = new.role_classes.get(role)
+        if new_name and new_name != name and name not in new.names():
+            renames[name] = new_name
+    gone = sorted(old.names() - new.names() - set(renames))
+    fresh = sorted(new.names() - old.names() - set(renames.values()))
+    for name in gone:
+        shape = old.shape(name)
+        for candidate in fresh:
+            if new.shape(candidate) == shape and candidate not in renames.values():
+                renames[name] = candidate
+                break
+    return renames
+
+
+def _model_type(ctx: _Ctx) -> None:
+    old_m, new_m = ctx.old.manifest, ctx.new.manifest
+    if old_m and new_m and old_m.model_type != new_m.model_type:
+        env_toml = ctx.new.manifest_file
+        ctx.changes.append(
+            Change(
+                rule="code.model-type-changed",
+                change_class="breaking-code",
+                role=None,
+                file=env_toml,
+                pointer="/model_type",
+                message=f"model_type changed from {old_m.model_type} to {new_m.model_type}; "
+                "generated classes change kind",
+            )
+        )
+
+
+def _compare_names(ctx: _Ctx) -> None:
+    old_api, new_api = ctx.old_api, ctx.new_api
+    for old_name in sorted(old_api.names()):
+        new_name = ctx.renames.get(old_name, old_name)
+        if new_name not in new_api.names():
+            ctx.add(
+                "code.class-removed",
+                "breaking-code",
+                ctx.old,
+                old_api,
+                old_name,
+                None,
+                f"{old_name} is no longer generated",
+            )
+            continue
+        if new_name != old_name:
+            ctx.add(
+                "code.class-renamed",
+                "breaking-code",
+                ctx.new,
+                new_api,
+                new_name,
+                None,
+                f"{old_name} is now generated as {new_name}",
+            )
+        if old_name in old_api.aliases and new_name in new_api.aliases:
+            _compare_type(
+                ctx, old_name, new_name, None, old_api.aliases[old_name], new_api.aliases[new_name]
+            )
+        elif old_name in old_api.classes and new_name in new_api.classes:
+            _compare_attrs(ctx, old_name, new_name)
+        else:
+            ctx.add(
+                "code.type-changed",
+                "breaking-code",
+                ctx.new,
+                new_api,
+                new_name,
+                None,
+                f"{new_name} changed between a class and a type alias",
+            )
+    for name in sorted(new_api.names() - {ctx.renames.get(n, n) for n in old_api.names()}):
+        ctx.add("code.class-added", "safe", ctx.new, new_api, name, None, f"{name} is new")
+
+
+def _compare_attrs(ctx: _Ctx, old_name: str, new_name: str) -> None:
+    old_attrs = ctx.old_api.classes[old_name]
+    new_attrs = ctx.new_api.classes[new_name]
+    writes, _ = _usage(ctx, old_name, new_name)
+    for wire, old_attr in old_attrs.items():
+        new_attr = new_attrs.get(wire)
+        label = f"{new_name}.{old_attr.name}"
+        if new_attr is None:
+            ctx.add(
+                "code.attribute-removed",
+                "breaking-code",
+                ctx.old,
+                ctx.old_api,
+                old_name,
+                wire,
+                f"{old_name}.{old_attr.name} is no longer generated",
+            )
+            continue
+        if new_attr.name != old_attr.name:
+            ctx.add(
+                "code.attribute-renamed",
+                "breaking-code",
+                ctx.new,
+                ctx.new_api,
+                new_name,
+                wire,
+                f"{old_name}.{old_attr.name} is now {new_name}.{new_attr.name} "
+                f"(wire name {wire!r})",
+            )
+        if new_attr.annotation != old_attr.annotation:
+            _compare_type(
+                ctx,
+                old_name,
+                new_name,
+                wire,
+                (old_attr.annotation, old_attr.type),
+                (new_attr.annotation, new_attr.type),
+                label,
+            )
+        if writes and new_attr.required and not old_attr.required:
+            ctx.add(
+                "code.attribute-now-required",
+                "breaking-code",
+                ctx.new,
+                ctx.new_api,
+                new_name,
+                wire,
+                f"{label} has no default any more; code building {new_name} must pass it",
+            )
+    for wire, new_attr in new_attrs.items():
+        if wire in old_attrs:
+            continue
+        breaks = writes and new_attr.required
+        ctx.add(
+            "code.attribute-now-required" if breaks else "code.attribute-added",
+            "breaking-code" if breaks else "safe",
+            ctx.new,
+            ctx.new_api,
+            new_name,
+            wire,
+            f"{new_name}.{new_attr.name} is new" + (" and required" if breaks else ""),
+        )
+
+
+def _usage(ctx: _Ctx, old_name: str, new_name: str) -> tuple[bool, bool]:
+    roles = ctx.old_api.uses.get(old_name, set()) | ctx.new_api.uses.get(new_name, set())
+    return "action" in roles, bool(roles & {"observation", "state"})
+
+
+def _compare_type(
+    ctx: _Ctx,
+    old_name: str,
+    new_name: str,
+    wire: str | None,
+    old: tuple[str, PyType],
+    new: tuple[str, PyType],
+    label: str | None = None,
+) -> None:
+    if old[0] == new[0]:
+        return
+    writes, reads = _usage(ctx, old_name, new_name)
+    if not (writes or reads):  # not reachable from a role: any change may break its users
+        writes = reads = True
+    widens = is_subtype(old[1], new[1], ctx.renames)
+    narrows = is_subtype(new[1], old[1], ctx.renames)
+    fits = (widens or not writes) and (narrows or not reads)
+    label = label or new_name
+    how = (
+        "built by code"
+        if writes and not reads
+        else "read by code"
+        if reads and not writes
+        else "used"
+    )
+    ctx.add(
+        "code.type-changed-compatibly" if fits else "code.type-changed",
+        "safe" if fits else "breaking-code",
+        ctx.new,
+        ctx.new_api,
+        new_name,
+        wire,
+        f"{label}: {old[0]} -> {new[0]} ({how})",
+    )
+
+
+def _place(side: Side, api: Api, name: str) -> tuple[str, str]:
+    """Where a class or alias comes from: its def, or the attribute that holds it."""
+    if name in side.owners:
+        return side.owners[name]
+    for owner, wire in api.mentions.get(name, []):
+        if owner in side.owners:
+            file, pointer = side.owners[owner]
+            return file, pointer + json_pointer(["properties", wire])
+    return side.where(side.role_def("action"), "")[0], ""

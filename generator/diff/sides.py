@@ -1,0 +1,153 @@
+"""Loading one version of an env (or one schema file) into what the diff compares.
+
+A `Side` is a bundle (every `$ref` resolved into one `$defs` table, exactly as generation
+bundles it), where each def came from (so changes point into the files people edit), and
+what the model generator needs to make the Python API of that version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.bundle import ROLES, Bundle, Bundler
+from generator.diff.errors import RoleFileError
+from generator.diff.model import Role
+from generator.errors import InputError, ManifestError
+from generator.jsonio import read_json
+from generator.loader import MANIFEST, EnvInput, Layout, role_file
+from generator.manifest import Manifest, check_env_name, load_manifest
+from generator.schema_check import check_role_root
+
+_ROLE_CLASS = {"action": "Action", "observation": "Observation", "state": "State"}
+
+
+@dataclass
+class Side:
+    """One version of one env, bundled, with the provenance of every def."""
+
+    label: str
+    name: str
+    manifest: Manifest | None
+    bundle: Bundle
+    owners: dict[str, tuple[str, str]]
+    codegen: EnvInput
+    hidden: frozenset[str] = frozenset()
+    manifest_file: str = ""
+
+    def role_def(self, role: Role) -> str:
+        return self.bundle.role_names[role]
+
+    def where(self, def_name: str, pointer: str) -> tuple[str, str]:
+        """File and JSON pointer (in that file) of a location inside a def."""
+        file, base = self.owners.get(def_name, (self.label, ""))
+        return file, base + pointer
+
+
+def relabel(exc: InputError, label: str) -> InputError:
+    """The same error, its file shown as `label:file` (a git revision's copy of the file)."""
+    return type(exc)(
+        exc.detail,
+        file=f"{label}:{exc.file}",
+        pointer=exc.pointer,
+        line=exc.line,
+        column=exc.column,
+        hint=exc.hint,
+    )
+
+
+def load_env_side(layout: Layout, name: str, label: str) -> Side:
+    """Read env.toml and the role schemas of `name` as `envgen generate` would."""
+    env_dir = layout.schemas / name
+    problem = check_env_name(name)
+    if problem:
+        raise InputError(f"env name {name!r} {problem}", file=layout.display(env_dir))
+    manifest_path = env_dir / MANIFEST
+    if not manifest_path.is_file():
+        raise ManifestError(f"no environment named {name!r}", file=layout.display(manifest_path))
+    manifest = load_manifest(manifest_path, layout.display(manifest_path), name)
+    prefix = manifest.class_prefix
+    role_names = {role: f"{prefix}{_ROLE_CLASS[role]}" for role in ROLES}
+    files = {role: role_file(env_dir, role) for role in ROLES}
+    for role, path in files.items():
+        check_role_root(read_json(path, layout.display(path)), layout.display(path), role)
+    bundler = Bundler(layout.schemas, layout.root)
+    bundle = bundler.bundle(files, role_names)
+    codegen = EnvInput(manifest=manifest, bundle=bundle, sources=(), schema_hash="")
+    return Side(
+        label=label,
+        name=name,
+        manifest=manifest,
+        bundle=bundle,
+        owners=_owners(bundler, bundle),
+        codegen=codegen,
+        manifest_file=layout.display(manifest_path),
+    )
+
+
+def load_role_side(path: Path, role: Role, label: str, cwd: Path) -> Side:
+    """One schema file for `--role`: its refs resolved relative to its own folder."""
+    if not path.is_file():
+        raise RoleFileError("file not found", file=label)
+    display = label
+    check_role_root(read_json(path, display), display, role)
+    name = _ROLE_CLASS[role]
+    bundler = Bundler(path.parent, cwd)
+    bundle = bundler.bundle({r: path for r in ROLES}, {r: name for r in ROLES})
+    owners = _owners(bundler, bundle)
+    owners[name] = (display, "")
+    # The model generator needs all three roles; the other two are placeholders left out of
+    # the API comparison.
+    defs = dict(bundle.defs)
+    role_names: dict[str, str] = {}
+    hidden = set()
+    for other in ROLES:
+        if other == role:
+            role_names[other] = name
+        else:
+            placeholder = f"EnvgenUnused{_ROLE_CLASS[other]}"
+            defs[placeholder] = {"type": "object"}
+            role_names[other] = placeholder
+            hidden.add(placeholder)
+    manifest = Manifest(
+        name="role_diff",
+        version="0.0.0",
+        description="",
+        class_prefix="",
+        transport="websocket",
+        model_type="pydantic",
+        server_command=(),
+        health_path="/health",
+        startup_timeout_s=60.0,
+        docker_image=None,
+        docker_port=8000,
+    )
+    codegen = EnvInput(
+        manifest=manifest,
+        bundle=Bundle(defs=defs, role_names=role_names),
+        sources=(),
+        schema_hash="",
+    )
+    return Side(
+        label=label,
+        name=display,
+        manifest=None,
+        bundle=bundle,
+        owners=owners,
+        codegen=codegen,
+        hidden=frozenset(hidden),
+    )
+
+
+def _owners(bundler: Bundler, bundle: Bundle) -> dict[str, tuple[str, str]]:
+    """Def name -> (file, pointer) it was taken from, as the bundler recorded it.
+
+    Asking the bundler keeps generation and diff on one bundling code path instead of a
+    second resolver that could disagree.
+    """
+    out: dict[str, tuple[str, str]] = {}
+    for name in bundle.defs:
+        origin = bundler.origin(name)
+        if origin is not None:
+            out[name] = origin
+    return out
