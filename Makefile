@@ -44,6 +44,7 @@ golden: setup
 ## bench: run every benchmark and rewrite benchmarks/RESULTS.md (takes a few minutes).
 bench: setup
 	$(BIN)/python -m benchmarks.bench_codegen --out benchmarks/results/codegen.json
+	$(BIN)/python -m benchmarks.bench_step --out benchmarks/results/step.json
 	$(BIN)/python -m benchmarks.report
 
 lint: setup

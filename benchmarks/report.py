@@ -12,7 +12,17 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-PACKAGES = ["datamodel-code-generator", "ruff", "pydantic", "requests", "websockets", "openenv"]
+PACKAGES = [
+    "datamodel-code-generator",
+    "ruff",
+    "pydantic",
+    "requests",
+    "websockets",
+    "httpx",
+    "openenv",
+    "openenv-core",
+    "uvicorn",
+]
 
 
 def _machine() -> list[str]:
@@ -78,16 +88,111 @@ def codegen_section(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "**missed**"
+
+
+def step_section(data: dict[str, Any]) -> list[str]:
+    head = data["headline"]
+    targets = head["targets"]
+    met = head["met"]
+    settings = data["settings"]
+    lines = [
+        "## Stepping (`benchmarks/bench_step.py`)",
+        "",
+        "echo_env served by real OpenEnv servers (openenv 0.10 over WebSocket, openenv-core "
+        "0.1.1 over stateful HTTP) on this machine. Clients: the generated `EchoEnv`; OpenEnv's "
+        "own client (`GenericEnvClient` over WebSocket, openenv-core's `HTTPEnvClient` over HTTP, "
+        "both returning dicts); the raw loop (keep-alive `http.client` POSTs; a `websockets` "
+        "sync send/recv loop with default settings). Client CPU = `time.process_time()` of the "
+        "client process (its threads included) per step; each figure is the median of "
+        f"{settings['rounds']} interleaved rounds of {settings['steps_per_round']} steps.",
+        "",
+    ]
+    lines += _table(
+        data["transports"],
+        [
+            ("transport", "transport"),
+            ("client", "client"),
+            ("latency_median_us", "latency median (us)"),
+            ("latency_p99_us", "latency p99 (us)"),
+            ("cpu_per_step_us", "client CPU/step (us)"),
+            ("cpu_vs_raw", "CPU vs raw"),
+            ("cpu_vs_openenv", "CPU vs OpenEnv"),
+        ],
+    )
+    lines += [
+        "",
+        "Fresh interpreters against an already-running server (median of the runs): import = "
+        "the client's import statement; first observation = from the script's first line "
+        "through import, connect and reset; process = the whole `python -c` as the parent saw "
+        "it (interpreter start-up included).",
+        "",
+    ]
+    lines += _table(
+        data["fresh"]["rows"],
+        [
+            ("client", "client"),
+            ("transport", "transport"),
+            ("runs", "runs"),
+            ("import_ms", "import (ms)"),
+            ("first_observation_ms", "start to first observation (ms)"),
+            ("process_wall_ms", "process (ms)"),
+        ],
+    )
+    lines += ["", "Reference imports (fresh interpreter, median):", ""]
+    lines += _table(
+        data["fresh"]["reference_imports"], [("module", "module"), ("import_ms", "import (ms)")]
+    )
+    lines += [
+        "",
+        "Concurrency: N generated clients stepping at once for "
+        f"{settings['concurrency_seconds']} s (threads for `EchoEnv`, one event loop for "
+        "`AsyncEchoEnv`), each against its own server process where `servers` = `clients`.",
+        "",
+    ]
+    lines += _table(
+        data["concurrency"],
+        [
+            ("transport", "transport"),
+            ("client", "client"),
+            ("clients", "clients"),
+            ("servers", "servers"),
+            ("steps_per_s", "steps/s"),
+            ("cpu_per_step_us", "client CPU/step (us)"),
+        ],
+    )
+    lines += ["", "Targets:", ""]
+    for transport in ("http", "websocket"):
+        lines.append(
+            f"- {transport}: generated CPU/step {head[f'{transport}_cpu_vs_raw']}x the raw loop "
+            f"(target <= {targets['cpu_vs_raw_max']}x): {_verdict(met[f'{transport}_cpu_vs_raw'])}"
+        )
+        lines.append(
+            f"- {transport}: generated CPU/step {head[f'{transport}_cpu_vs_openenv']}x OpenEnv's "
+            f"client (target <= {targets['cpu_vs_openenv_max']}x): "
+            f"{_verdict(met[f'{transport}_cpu_vs_openenv'])}"
+        )
+        lines.append(
+            f"- {transport}: start to first observation "
+            f"{head[f'{transport}_first_observation_ms']} ms (target <= "
+            f"{targets['first_observation_ms_max']} ms): "
+            f"{_verdict(met[f'{transport}_first_observation'])}"
+        )
+    lines.append(
+        f"- import of a generated client: {head['import_ms']} ms (target <= "
+        f"{targets['import_ms_max']} ms): {_verdict(met['import'])}"
+    )
+    return lines
+
+
 def main() -> int:
     sections: list[str] = ["# Benchmark results", "", "Written by `make bench`; do not edit.", ""]
     sections += _machine()
-    for name, render in (("codegen", codegen_section),):
+    for name, render in (("codegen", codegen_section), ("step", step_section)):
         path = HERE / "results" / f"{name}.json"
         if path.is_file():
             sections += ["", *render(json.loads(path.read_text()))]
-    step = HERE / "results" / "step.md"
-    if step.is_file():
-        sections += ["", step.read_text().rstrip()]
     (HERE / "RESULTS.md").write_text("\n".join(sections) + "\n")
     print(f"wrote {HERE / 'RESULTS.md'}")
     return 0

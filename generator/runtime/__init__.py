@@ -6,8 +6,9 @@ describe their models with ``ModelCodec``; the runtime owns the wire protocols
 (``RetryPolicy``), the server lifecycle (``LocalProcessProvider``) and one exception tree
 rooted at ``EnvgenRuntimeError``.
 
-Importing this package imports pydantic but not requests, httpx or websockets (loaded when a
-transport of that kind is first used), nor any other part of ``generator``.
+Importing this package imports pydantic but not httpx, websockets, http.client or asyncio
+(loaded when a transport or client of that kind is first used), nor any other part of
+``generator``.
 """
 
 from ._client import EnvClient

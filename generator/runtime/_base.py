@@ -70,7 +70,7 @@ def _trace_context(trace: bool | str | None) -> TraceContext | None:
 def _reported_episode_id(*containers: Any) -> str | None:
     """The first non-empty string ``episode_id`` found in the given reply objects."""
     for container in containers:
-        if isinstance(container, Mapping):
+        if type(container) is dict or isinstance(container, Mapping):
             value = container.get("episode_id")
             if isinstance(value, str) and value:
                 return value
@@ -339,10 +339,15 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         if self._episode_id_given:
             return
         observation = payload.get("observation")
+        inner = (
+            observation.get("metadata")
+            if type(observation) is dict or isinstance(observation, Mapping)
+            else None
+        )
         reported = _reported_episode_id(
             observation,
             payload,
-            observation.get("metadata") if isinstance(observation, Mapping) else None,
+            inner,
             payload.get("metadata"),
         )
         if reported is not None:

@@ -8,7 +8,6 @@ form (starting or stopping a local server) runs in a worker thread.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import threading
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
@@ -103,11 +102,14 @@ class AsyncEnvClient(AsyncProviderLaunchers, ClientCore[ActT, ObsT, StateT, Asyn
         Arguments as for ``EnvClient.from_local_process``. The server is started when the
         result is first awaited (or entered), in a worker thread.
         """
+        import asyncio
+
         provider = cls._local_provider(
             command, options.get("transport"), env, cwd, startup_timeout_s
         )
 
         async def start() -> Self:
+
             try:
                 base_url = await asyncio.to_thread(provider.start)
             except BaseException:
@@ -141,6 +143,8 @@ class AsyncEnvClient(AsyncProviderLaunchers, ClientCore[ActT, ObsT, StateT, Asyn
     # ------------------------------------------------------------------ operations
 
     async def _sleep(self, delay: float) -> None:
+        import asyncio
+
         sleep = self._retry.sleep
         if sleep is None:
             await asyncio.sleep(delay)
@@ -200,6 +204,8 @@ class AsyncEnvClient(AsyncProviderLaunchers, ClientCore[ActT, ObsT, StateT, Asyn
 
     async def close(self) -> None:
         """Close the transport and stop a server this client started; idempotent."""
+        import asyncio
+
         if self._closed:
             return
         self._closed = True

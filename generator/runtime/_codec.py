@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
+import weakref
 from typing import Any, Generic, TypeVar, overload
 
 import pydantic
@@ -46,6 +47,26 @@ def _defaults_to_none(info: FieldInfo) -> bool:
     return info.default is None and info.default_factory is None
 
 
+_LEAVES = (str, int, float, bool, type(None))
+"""Types of JSON values that hold no object to prune."""
+
+_plans: weakref.WeakKeyDictionary[type, tuple[tuple[str, str, bool], ...]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _model_plan(cls: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
+    """``(field name, wire key, defaults to None)`` of each field of a model class, cached."""
+    plan = _plans.get(cls)
+    if plan is None:
+        plan = tuple(
+            (name, _wire_key(name, info), _defaults_to_none(info))
+            for name, info in cls.model_fields.items()
+        )
+        _plans[cls] = plan
+    return plan
+
+
 def _prune_unset_none(value: Any, dumped: Any) -> None:
     """Drop keys of fields left at a ``None`` default that the caller never set, in place.
 
@@ -54,20 +75,23 @@ def _prune_unset_none(value: Any, dumped: Any) -> None:
     ``null``; not sending the key lets the server apply its own default. Fields with a
     non-None default (a discriminator tag such as ``type: Literal["move"] = "move"``) stay.
     """
+    if type(dumped) in _LEAVES:
+        return  # nothing below a scalar to prune
     if isinstance(value, RootModel):
         _prune_unset_none(value.root, dumped)
     elif isinstance(value, BaseModel):
         if not isinstance(dumped, dict):
             return
         fields_set = value.model_fields_set
-        for name, info in type(value).model_fields.items():
-            key = _wire_key(name, info)
+        for name, key, none_default in _model_plan(type(value)):
             if key not in dumped:
                 continue
-            if name not in fields_set and _defaults_to_none(info) and dumped[key] is None:
-                del dumped[key]
-            else:
-                _prune_unset_none(getattr(value, name, None), dumped[key])
+            item = dumped[key]
+            if item is None:
+                if none_default and name not in fields_set:
+                    del dumped[key]
+            elif type(item) not in _LEAVES:
+                _prune_unset_none(getattr(value, name, None), item)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         if not isinstance(dumped, dict):
             return

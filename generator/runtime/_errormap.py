@@ -2,9 +2,9 @@
 
 Transports wrap their I/O in ``translate(...)``; the codec calls ``validation_error(...)``;
 reply parsing goes through ``parse_json_object(...)``, ``http_error(...)`` and
-``ws_error(...)``. requests, httpx and websockets are looked up in ``sys.modules`` rather than
-imported, so this module stays cheap to import: an exception from a library that was never
-imported cannot occur.
+``ws_error(...)``. requests, httpx, websockets and http.client are looked up in
+``sys.modules`` rather than imported, so this module stays cheap to import: an exception
+from a library that was never imported cannot occur.
 """
 
 from __future__ import annotations
@@ -405,6 +405,16 @@ def map_exception(
         return _map_httpx(
             exc, httpx_mod, op=op, url=url, timeouts=timeouts, timeout_hint=timeout_hint
         )
+    http_client = sys.modules.get("http.client")
+    if http_client is not None and isinstance(exc, http_client.HTTPException):
+        if isinstance(exc, http_client.InvalidURL):
+            return EnvConnectionError(
+                f"{op} failed: cannot use the URL {redact_url(url)}: {truncate(str(exc), 300)}",
+                op=op,
+                url=url,
+            )
+        # A dropped or garbled reply (RemoteDisconnected, BadStatusLine, IncompleteRead).
+        return _connection_error(exc, op, url, during_connect=connect)
     if isinstance(exc, TimeoutError):
         if connect:
             return _timeout_error(op, url, limit_connect, during_connect=True)

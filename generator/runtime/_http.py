@@ -2,7 +2,8 @@
 
 Only openenv-core 0.1.x style servers keep one environment across HTTP requests; current
 OpenEnv servers build a fresh environment per HTTP request, so use the WebSocket transport for
-them. ``requests`` is imported on first use so importing the runtime stays cheap.
+them. The sync transport uses the standard library's ``http.client`` (measured in
+``benchmarks/bench_step.py``: a third of the CPU per step of ``requests``).
 
 ``HttpCommon`` holds everything that does not do I/O (routes, envelopes, headers, timeouts,
 reply decoding) so that the asyncio transport (``_http_async``) shares it.
@@ -10,8 +11,10 @@ reply decoding) so that the asyncio transport (``_http_async``) shares it.
 
 from __future__ import annotations
 
+import functools
+import json
+import os
 import threading
-import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -22,7 +25,7 @@ from ._headers import TraceContext, check_headers, has_header, merge_headers
 from ._transport import Op, is_loopback_url
 
 if TYPE_CHECKING:
-    import requests
+    import http.client
 
 __all__ = ["HttpCommon", "HttpTransport"]
 
@@ -116,7 +119,8 @@ class HttpCommon:
         if op == "reset":
             method, path, data = "POST", "/reset", dumps_body(body, op=op)
         elif op == "step":
-            envelope: dict[str, Any] = {"action": dict(body), "request_id": uuid.uuid4().hex}
+            # An opaque id, 32 hex digits as before (os.urandom: a quarter of uuid4's cost).
+            envelope: dict[str, Any] = {"action": dict(body), "request_id": os.urandom(16).hex()}
             if self._step_timeout_s is not None:
                 envelope["timeout_s"] = self._step_timeout_s
             method, path, data = "POST", "/step", dumps_body(envelope, op=op)
@@ -130,6 +134,8 @@ class HttpCommon:
         self, headers: Mapping[str, str] | None, *, has_body: bool
     ) -> dict[str, str]:
         """Per-request headers on top of the pool's: content type, caller's, traceparent."""
+        if not headers and self._trace is None:  # the common case, without the checks
+            return {"Content-Type": "application/json"} if has_body else {}
         extra = check_headers(headers, what="headers")
         generated: dict[str, str] = {"Content-Type": "application/json"} if has_body else {}
         if (
@@ -155,13 +161,24 @@ class HttpCommon:
         """The reply object of a 2xx; a ServerError (or ProtocolError) for anything else."""
         if not 200 <= status < 300:
             raise http_error(status, _text(content, encoding), op=op, url=url)
+        try:  # the common case first: no message (nor redacted URL) is built for it
+            value = json.loads(content)
+        except (ValueError, UnicodeDecodeError):
+            pass
+        else:
+            if isinstance(value, dict):
+                return value
         return parse_json_object(content, op=op, source=f"the reply from {redact_url(url)}")
 
 
 class HttpTransport(HttpCommon):
-    """One keep-alive ``requests.Session`` to a stateful OpenEnv HTTP server.
+    """One keep-alive connection (stdlib ``http.client``) to a stateful OpenEnv HTTP server.
 
-    Not safe for concurrent use from several threads: requests are serialised.
+    Not safe for concurrent use from several threads: requests are serialised. A pooled
+    connection the server closed while idle is noticed before reuse and replaced; a request
+    that fails midway closes the connection (it is never reused with a reply pending).
+    Proxy settings from the environment (``http_proxy``, ``https_proxy``, ``no_proxy``)
+    apply to non-local servers, as with ``requests``; loopback traffic never uses a proxy.
     """
 
     def __init__(
@@ -182,59 +199,96 @@ class HttpTransport(HttpCommon):
             connect_timeout_s=connect_timeout_s,
             trace=trace,
         )
-        self._session: requests.Session | None = None
+        self._conn: http.client.HTTPConnection | None = None
+        self._absolute_form = False  # requests name the full URL (through an http proxy)
+        self._sock_timeout: float | None = None
+        self._pool_headers = self._base_headers()
         self._lock = threading.Lock()
 
-    def _get_session(self) -> requests.Session:
-        if self._session is None:
-            import requests
+    def _connection(self, op: Op, url: str) -> http.client.HTTPConnection:
+        """The open connection, or a new one (connect phase: errors are connect errors)."""
+        conn = self._conn
+        from ._httpconn import dropped, open_connection
 
-            session = requests.Session()
-            session.headers.update(self._base_headers())
-            if self._use_loopback_rules():
-                # Proxy settings from the environment must not capture local traffic.
-                session.trust_env = False
-            self._session = session
-        return self._session
+        if conn is not None and conn.sock is not None and not dropped(conn.sock):
+            return conn
+        if conn is not None:
+            conn.close()
+            self._conn = None
+        with translate(
+            op, url, self._timeout_s, connect=True, connect_timeout_s=self._connect_timeout_s
+        ):
+            conn, self._absolute_form = open_connection(
+                self._base_url, self._connect_timeout_s, proxies=not self._use_loopback_rules()
+            )
+            try:
+                conn.connect()
+            except BaseException:
+                conn.close()
+                raise
+        self._conn = conn
+        self._sock_timeout = self._connect_timeout_s
+        return conn
 
     def request(
         self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
         """Send one operation; see the module docstring for the routes."""
+        from ._httpconn import charset
+
         method, url, data = self._route(op, body)
         extra = self._request_headers(headers, has_body=data is not None)
         read_timeout = self._read_timeout(op)
         with self._lock:
             self._check_open(op)
-            session = self._get_session()
+            conn = self._connection(op, url)
+            target = url if self._absolute_form else url[len(self._origin) :] or "/"
             hint = STEP_TIMEOUT_HINT if op == "step" else ""
-            with translate(
-                op, url, read_timeout, timeout_hint=hint, connect_timeout_s=self._connect_timeout_s
-            ):
-                response = session.request(
-                    method,
+            try:
+                with translate(
+                    op,
                     url,
-                    data=data,
-                    headers=extra,
-                    timeout=(self._connect_timeout_s, read_timeout),
-                    allow_redirects=False,
-                )
-                content = response.content  # read inside translate: timeouts can hit here
-        return self._reply(response.status_code, content, response.encoding, op=op, url=url)
+                    read_timeout,
+                    timeout_hint=hint,
+                    connect_timeout_s=self._connect_timeout_s,
+                ):
+                    if self._sock_timeout != read_timeout:
+                        assert conn.sock is not None
+                        conn.sock.settimeout(read_timeout)
+                        self._sock_timeout = read_timeout
+                    conn.request(method, target, data, {**self._pool_headers, **extra})
+                    response = conn.getresponse()
+                    content = response.read()  # read inside translate: timeouts can hit here
+            except BaseException:
+                # A reply may still be on its way: this stream must not be reused.
+                self._conn = None
+                conn.close()
+                raise
+        status = response.status
+        if 200 <= status < 300:  # the charset only matters for quoting an error body
+            return self._reply(status, content, None, op=op, url=url)
+        encoding = charset(response.getheader("Content-Type"))
+        return self._reply(status, content, encoding, op=op, url=url)
+
+    @functools.cached_property
+    def _origin(self) -> str:
+        parts = urlsplit(self._base_url)
+        return f"{parts.scheme}://{parts.netloc}"
 
     def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
         """Close pooled connections; later requests also carry ``headers`` (until the next)."""
         session_headers = check_headers(headers, what="headers")
         with self._lock:
             self._check_open("reconnect")
-            session, self._session = self._session, None
+            conn, self._conn = self._conn, None
             self._session_headers = session_headers
-        if session is not None:
-            session.close()
+            self._pool_headers = self._base_headers()
+        if conn is not None:
+            conn.close()
 
     def close(self) -> None:
-        """Close the session's pooled connections; idempotent."""
+        """Close the pooled connection; idempotent."""
         self._closed = True
-        session, self._session = self._session, None
-        if session is not None:
-            session.close()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()

@@ -6,7 +6,6 @@ for the sync transport; only the I/O differs. ``httpx`` is imported on first use
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +43,8 @@ class AsyncHttpTransport(HttpCommon):
         connect_timeout_s: float | None = None,
         trace: TraceContext | None = None,
     ) -> None:
+        import asyncio
+
         super().__init__(
             base_url,
             timeout_s=timeout_s,

@@ -71,10 +71,10 @@ def build_step_result(
     applies to the observation only (see ``ModelCodec.decode``): top-level keys beyond
     observation/reward/done always go to ``extra``.
     """
-    if not isinstance(payload, Mapping):
+    if type(payload) is not dict and not isinstance(payload, Mapping):
         raise _envelope_error("is not a JSON object", payload)
     observation = payload.get("observation")
-    if not isinstance(observation, Mapping):
+    if type(observation) is not dict and not isinstance(observation, Mapping):
         problem = (
             "has no 'observation' key"
             if "observation" not in payload

@@ -7,7 +7,6 @@ session like a timeout does: the late reply must never be read as the next one.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,8 @@ from ._transport import Op
 from ._websocket import CLOSE_MESSAGE, TIMEOUT_HINT, WebSocketCommon, ends_session
 
 if TYPE_CHECKING:
+    import asyncio
+
     from websockets.asyncio.client import ClientConnection
 
 __all__ = ["AsyncWebSocketTransport"]
@@ -48,6 +49,8 @@ class AsyncWebSocketTransport(WebSocketCommon):
         connect_timeout_s: float | None = None,
         trace: TraceContext | None = None,
     ) -> None:
+        import asyncio
+
         super().__init__(
             base_url,
             timeout_s=timeout_s,
@@ -84,6 +87,8 @@ class AsyncWebSocketTransport(WebSocketCommon):
         Synchronous so that it also works while a cancellation unwinds: the close handshake
         runs in a task that ``close()`` waits for.
         """
+        import asyncio
+
         conn, self._conn = self._conn, None
         if conn is None:
             return
@@ -93,6 +98,8 @@ class AsyncWebSocketTransport(WebSocketCommon):
         task.add_done_callback(self._closing.discard)
 
     async def _pending_server_error(self, conn: ClientConnection, op: Op) -> ServerError | None:
+        import asyncio
+
         try:
             async with asyncio.timeout(0.5):
                 raw = await conn.recv()
@@ -128,6 +135,8 @@ class AsyncWebSocketTransport(WebSocketCommon):
 
     async def _exchange(self, op: Op, text: str, headers: Mapping[str, str] | None) -> str | bytes:
         """Send one message and receive one reply; any failure drops the connection."""
+        import asyncio
+
         conn = self._conn if self._conn is not None else await self._open(op, headers)
         try:
             with translate(op, self._url, self._timeout_s, timeout_hint=TIMEOUT_HINT):
@@ -168,6 +177,8 @@ class AsyncWebSocketTransport(WebSocketCommon):
 
     async def close(self) -> None:
         """End the session politely (``{"type": "close"}``) and close; idempotent."""
+        import asyncio
+
         self._closed = True
         await self._end_session()
         if self._closing:

@@ -83,6 +83,14 @@ def test_building_clients_loads_no_transport_library() -> None:
         assert name not in loaded, f"building clients loaded {name}"
 
 
+def test_importing_a_generated_client_defers_asyncio_and_http_client() -> None:
+    # Each costs milliseconds of the import budget (benchmarks/bench_step.py): asyncio is
+    # loaded by the first async client, http.client by the first HTTP connection.
+    loaded = _modules_loaded_by("import generated.echo_env")
+    for name in ("asyncio", "http.client", "ssl", *HEAVY):
+        assert name not in loaded, f"import generated.echo_env loaded {name}"
+
+
 def test_all_is_sorted_and_complete() -> None:
     assert runtime.__all__ == sorted(runtime.__all__)
     assert set(runtime.__all__) == PUBLIC_API
