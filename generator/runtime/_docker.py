@@ -17,13 +17,14 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType, TracebackType
-from typing import Any, Literal, Self
+from types import MappingProxyType
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from . import _exit_stop
 from ._errormap import translate_docker
 from ._exceptions import ProviderError
+from ._provider import ProviderContext
 
 __all__ = [
     "LABEL_ENV",
@@ -251,7 +252,7 @@ def default_missing_hint(image: str) -> str:
     )
 
 
-class LocalDockerProvider:
+class LocalDockerProvider(ProviderContext):
     """Runs an environment server in a container on a local (or ``DOCKER_HOST``) engine.
 
     ``start()`` uses the image only if it is present locally (``pull=True`` pulls a missing
@@ -327,18 +328,6 @@ class LocalDockerProvider:
     def __repr__(self) -> str:
         state = f"running at {self._base_url}" if self._base_url else "stopped"
         return f"LocalDockerProvider({self._image!r}, {state})"
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # ------------------------------------------------------------------ properties
 

@@ -45,6 +45,28 @@ class Provider(Protocol):
         ...
 
 
+class ProviderContext:
+    """``with provider:`` starts the server and always stops it at the block's end."""
+
+    def start(self) -> str:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
 def free_loopback_port(host: str = "127.0.0.1") -> int:
     """A port that was free a moment ago (bind to port 0, read it, release it).
 
@@ -89,7 +111,7 @@ class _AddressInUse(Exception):
         self.error = error
 
 
-class LocalProcessProvider:
+class LocalProcessProvider(ProviderContext):
     """Runs an environment server as a local subprocess.
 
     The argv template may use ``{python}`` (this interpreter), ``{host}``, ``{port}`` and
@@ -145,18 +167,6 @@ class LocalProcessProvider:
     def __repr__(self) -> str:
         state = f"running at {self._base_url}" if self._base_url else "stopped"
         return f"LocalProcessProvider({shlex.join(self._command)!r}, {state})"
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def base_url(self) -> str | None:
