@@ -22,7 +22,17 @@ from generator.formatting import format_python
 from generator.loader import EnvInput
 from generator.modelgen import defined_names, generate_models
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+
+def _templates_dir() -> Path:
+    """templates/ beside generator/ in a checkout; the copy shipped in the wheel otherwise."""
+    here = Path(__file__).resolve().parent
+    checkout = here.parent / "templates"
+    if (checkout / "client.py.jinja").is_file():
+        return checkout
+    return here / "templates"
+
+
+TEMPLATES_DIR = _templates_dir()
 OUTPUT_FILES = ("__init__.py", "client.py", "models.py", "py.typed", "README.md")
 PACKAGE_INIT = '"""Generated environment clients: one package per environment, made by envgen."""\n'
 
