@@ -246,6 +246,65 @@ class RawHttpStepper(Stepper):
         self._conn.close()
 
 
+class RequestsStepper(Stepper):
+    """The same POSTs on a ``requests.Session``: what the sync HTTP transport used to be.
+
+    A reference row, kept so the choice of ``http.client`` stays backed by numbers.
+    """
+
+    name = "raw requests (reference)"
+
+    def __init__(self, url: str) -> None:
+        import requests
+
+        self._session = requests.Session()
+        self._session.trust_env = False  # loopback: no proxy lookups, as the transport does
+        self._url = url
+        self._post("/reset", {})
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        response = self._session.post(self._url + path, json=body, timeout=15)
+        response.raise_for_status()
+        return response.json()
+
+    def step(self) -> object:
+        return self._post("/step", {"action": {"message": MESSAGE}})
+
+    def close(self) -> None:
+        self._session.close()
+
+
+class Urllib3Stepper(Stepper):
+    """The same POSTs on a ``urllib3.HTTPConnectionPool``: the other alternative measured."""
+
+    name = "raw urllib3 (reference)"
+
+    def __init__(self, url: str) -> None:
+        import urllib3
+
+        parts = urlsplit(url)
+        self._pool = urllib3.HTTPConnectionPool(parts.hostname or "", parts.port, maxsize=1)
+        self._post("/reset", {})
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        response = self._pool.request(
+            "POST",
+            path,
+            body=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+            timeout=15.0,
+        )
+        if response.status != 200:
+            raise RuntimeError(f"{path}: HTTP {response.status}: {response.data[:200]!r}")
+        return json.loads(response.data)
+
+    def step(self) -> object:
+        return self._post("/step", {"action": {"message": MESSAGE}})
+
+    def close(self) -> None:
+        self._pool.close()
+
+
 class RawWebSocketStepper(Stepper):
     """A ``websockets`` sync send/recv loop with OpenEnv's message shapes.
 
@@ -286,7 +345,13 @@ class RawWebSocketStepper(Stepper):
 
 def _steppers(transport: str, url: str) -> list[Stepper]:
     if transport == "http":
-        return [GeneratedStepper(url, "http"), OpenEnvHttpStepper(url), RawHttpStepper(url)]
+        return [
+            GeneratedStepper(url, "http"),
+            OpenEnvHttpStepper(url),
+            RawHttpStepper(url),
+            RequestsStepper(url),
+            Urllib3Stepper(url),
+        ]
     return [
         GeneratedStepper(url, "websocket"),
         OpenEnvWebSocketStepper(url),
