@@ -52,6 +52,8 @@ from ._transport import Op, is_loopback_url
 if TYPE_CHECKING:
     from websockets.sync.client import ClientConnection
 
+    from ._wsdirect import DirectConnection
+
 __all__ = ["WebSocketCommon", "WebSocketTransport", "websocket_url"]
 
 _SCHEMES = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}
@@ -61,6 +63,7 @@ TIMEOUT_HINT = (
 )
 _EXPECTED_REPLY: dict[str, str] = {"reset": "observation", "step": "observation", "state": "state"}
 CLOSE_MESSAGE = '{"type":"close"}'
+_REDIRECTS = frozenset({300, 301, 302, 303, 307, 308})
 
 
 @functools.cache
@@ -329,7 +332,7 @@ class WebSocketTransport(WebSocketCommon):
             connect_timeout_s=connect_timeout_s,
             trace=trace,
         )
-        self._conn: ClientConnection | None = None
+        self._conn: ClientConnection | DirectConnection | None = None
         self._lock = threading.Lock()
 
     @property
@@ -337,18 +340,38 @@ class WebSocketTransport(WebSocketCommon):
         """Whether a session is currently open."""
         return self._conn is not None
 
-    def _open(self, op: str, headers: Mapping[str, str] | None) -> ClientConnection:
-        from websockets.sync.client import connect
-
+    def _open(
+        self, op: str, headers: Mapping[str, str] | None
+    ) -> ClientConnection | DirectConnection:
         handshake = self._handshake(headers)
         options = self._connect_options(handshake, asynchronous=False)
         with translate(
             op, self._url, self._timeout_s, connect=True, connect_timeout_s=self._connect_timeout_s
         ):
-            conn: ClientConnection = connect(self._url, **options)
+            conn = self._connect(options)
         self._conn = conn
         self._opened(handshake)
         return conn
+
+    def _connect(self, options: dict[str, Any]) -> ClientConnection | DirectConnection:
+        """A DirectConnection (I/O in the caller's thread) unless a proxy is involved.
+
+        websockets' threaded client handles proxies, and redirects (the direct handshake
+        hands a redirect over to it).
+        """
+        from websockets.exceptions import InvalidStatus
+        from websockets.sync.client import connect
+
+        from ._wsdirect import connect_direct, direct_allowed
+
+        if direct_allowed(self._url, options.get("proxy", True)):
+            try:
+                return connect_direct(self._url, **options)
+            except InvalidStatus as exc:
+                if exc.response.status_code not in _REDIRECTS:
+                    raise
+        threaded: ClientConnection = connect(self._url, **options)
+        return threaded
 
     def _drop(self, reason: str) -> None:
         """Forget the current connection; its server session (and episode) ends with it."""
@@ -358,7 +381,9 @@ class WebSocketTransport(WebSocketCommon):
             with contextlib.suppress(Exception):  # best effort: it is being abandoned
                 conn.close()
 
-    def _pending_server_error(self, conn: ClientConnection, op: Op) -> ServerError | None:
+    def _pending_server_error(
+        self, conn: ClientConnection | DirectConnection, op: Op
+    ) -> ServerError | None:
         try:
             raw = conn.recv(timeout=0.5)
         except Exception:  # nothing pending: report the close itself
