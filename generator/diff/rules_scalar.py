@@ -399,29 +399,37 @@ def _string_candidates(wk: Walker) -> CandidateMaker:
     return make
 
 
-def _pattern(wk: Walker, w: Node, r: Node, site: Site) -> None:
-    pw, pr = w.d.get("pattern"), r.d.get("pattern")
-    if pw == pr:
+def _string_keyword(
+    wk: Walker,
+    w: Node,
+    r: Node,
+    site: Site,
+    keyword: str,
+    *,
+    changed_note: str,
+    added_note: str,
+    candidates: Callable[[], list[Any]],
+) -> None:
+    """`pattern` or `format` (string.<keyword>-added/-removed/-changed): same verdict shape.
+
+    Dropping the keyword on the reader's side only widens it; adding or changing it may
+    reject what the writer sends, with a witness picked from `candidates`.
+    """
+    kw, kr = w.d.get(keyword), r.d.get(keyword)
+    if kw == kr:
         return
-    old, new = wk.old_new(pw, pr)
-    message = f"pattern {show(old)} -> {show(new)}"
-    w_loc, r_loc = w.loc_of("pattern"), r.loc_of("pattern")
-    if pr is None:
-        wk.emit(
-            site, w_loc, r_loc, ("string.pattern-removed", "string.pattern-added"), False, message
-        )
+    old, new = wk.old_new(kw, kr)
+    message = f"{keyword} {show(old)} -> {show(new)}"
+    w_loc, r_loc = w.loc_of(keyword), r.loc_of(keyword)
+    added, removed = f"string.{keyword}-added", f"string.{keyword}-removed"
+    if kr is None:
+        wk.emit(site, w_loc, r_loc, (removed, added), False, message)
         return
-    note = ""
-    if pw is None:
-        rules = ("string.pattern-added", "string.pattern-removed")
+    if kw is None:
+        rules, note = (added, removed), added_note
     else:
-        rules = ("string.pattern-changed", "string.pattern-changed")
-        note = "envgen does not prove one regular expression includes another"
-
-    def candidates() -> list[Any]:
-        out: list[Any] = list(samples(pw, 40)) if isinstance(pw, str) else []
-        return [*out, "", "a", "0", " ", "~", "example", "A-1", "a" * 40]
-
+        changed = f"string.{keyword}-changed"
+        rules, note = (changed, changed), changed_note
     wk.emit(
         site,
         w_loc,
@@ -434,32 +442,36 @@ def _pattern(wk: Walker, w: Node, r: Node, site: Site) -> None:
     )
 
 
-def _format(wk: Walker, w: Node, r: Node, site: Site) -> None:
-    fw, fr = w.d.get("format"), r.d.get("format")
-    if fw == fr:
-        return
-    old, new = wk.old_new(fw, fr)
-    message = f"format {show(old)} -> {show(new)}"
-    w_loc, r_loc = w.loc_of("format"), r.loc_of("format")
-    if fr is None:
-        wk.emit(
-            site, w_loc, r_loc, ("string.format-removed", "string.format-added"), False, message
-        )
-        return
-    rules = (
-        ("string.format-added", "string.format-removed")
-        if fw is None
-        else ("string.format-changed", "string.format-changed")
-    )
-    wk.emit(
+def _pattern(wk: Walker, w: Node, r: Node, site: Site) -> None:
+    pw = w.d.get("pattern")
+
+    def candidates() -> list[Any]:
+        out: list[Any] = list(samples(pw, 40)) if isinstance(pw, str) else []
+        return [*out, "", "a", "0", " ", "~", "example", "A-1", "a" * 40]
+
+    _string_keyword(
+        wk,
+        w,
+        r,
         site,
-        w_loc,
-        r_loc,
-        rules,
-        True,
-        message,
-        note="generated models check formats (date-time, date, uuid, email, uri, ...)",
-        witness=wk.pick(w.schema, r.schema, lambda: list(FORMAT_MISSES)),
+        "pattern",
+        changed_note="envgen does not prove one regular expression includes another",
+        added_note="",
+        candidates=candidates,
+    )
+
+
+def _format(wk: Walker, w: Node, r: Node, site: Site) -> None:
+    note = "generated models check formats (date-time, date, uuid, email, uri, ...)"
+    _string_keyword(
+        wk,
+        w,
+        r,
+        site,
+        "format",
+        changed_note=note,
+        added_note=note,
+        candidates=lambda: list(FORMAT_MISSES),
     )
 
 
