@@ -9,6 +9,7 @@ from a library that was never imported cannot occur.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Iterator, Mapping
@@ -61,8 +62,12 @@ def quote(data: bytes | str | Any, limit: int = RECEIVED_LIMIT) -> str:
     return truncate(text, limit)
 
 
+@functools.lru_cache(maxsize=256)
 def redact_url(url: str) -> str:
-    """Drop credentials and query values from a URL before it goes into a message."""
+    """Drop credentials and query values from a URL before it goes into a message.
+
+    Cached: a client has a handful of URLs, and each reply names one.
+    """
     try:
         parts = urlsplit(url)
     except ValueError:

@@ -12,7 +12,6 @@ reply decoding) so that the asyncio transport (``_http_async``) shares it.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import threading
 from collections.abc import Mapping
@@ -161,13 +160,6 @@ class HttpCommon:
         """The reply object of a 2xx; a ServerError (or ProtocolError) for anything else."""
         if not 200 <= status < 300:
             raise http_error(status, _text(content, encoding), op=op, url=url)
-        try:  # the common case first: no message (nor redacted URL) is built for it
-            value = json.loads(content)
-        except (ValueError, UnicodeDecodeError):
-            pass
-        else:
-            if isinstance(value, dict):
-                return value
         return parse_json_object(content, op=op, source=f"the reply from {redact_url(url)}")
 
 
@@ -234,8 +226,6 @@ class HttpTransport(HttpCommon):
         self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
         """Send one operation; see the module docstring for the routes."""
-        from ._httpconn import charset
-
         method, url, data = self._route(op, body)
         extra = self._request_headers(headers, has_body=data is not None)
         read_timeout = self._read_timeout(op)
@@ -267,6 +257,8 @@ class HttpTransport(HttpCommon):
         status = response.status
         if 200 <= status < 300:  # the charset only matters for quoting an error body
             return self._reply(status, content, None, op=op, url=url)
+        from ._httpconn import charset
+
         encoding = charset(response.getheader("Content-Type"))
         return self._reply(status, content, encoding, op=op, url=url)
 
