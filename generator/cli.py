@@ -7,6 +7,7 @@ message names the file and JSON pointer, or the argument); 3 generation failed i
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -15,6 +16,7 @@ from generator import __version__
 from generator.adopt import AdoptReport, adopt
 from generator.containers_cli import containers
 from generator.diff.command import diff as diff_command
+from generator.diff.model import CLASS_ORDER
 from generator.env_folder import EnvFiles
 from generator.errors import EnvExistsError, EnvgenError, GenerationError, InputError
 from generator.importer import schemas_from_models
@@ -187,18 +189,16 @@ def _report_classified(report: AdoptReport) -> None:
     if report.unclassified_reason:
         click.echo(f"not classified: {report.unclassified_reason}")
         return
-    counts = {cls: 0 for cls in ("breaking", "breaking-code", "safe")}
-    for change in report.classified:
-        counts[change.change_class] += 1
+    counts: Counter[str] = Counter(change.change_class for change in report.classified)
+    loudest = sorted(CLASS_ORDER, key=CLASS_ORDER.__getitem__, reverse=True)
     click.echo(
-        "classified as envgen diff would: "
-        + ", ".join(f"{count} {cls}" for cls, count in counts.items())
+        "classified as envgen diff would: " + ", ".join(f"{counts[cls]} {cls}" for cls in loudest)
     )
-    for change in sorted(report.classified, key=lambda c: c.change_class != "breaking"):
+    for change in sorted(report.classified, key=lambda c: -CLASS_ORDER[c.change_class]):
         role = change.role or "env"
         click.echo(f"  {change.change_class:13} {role:11} {change.rule}  {change.pointer or '/'}")
         click.echo(f"      {change.message}")
-    breaking = counts["breaking"] + counts["breaking-code"]
+    breaking = sum(change.is_breaking for change in report.classified)
     if breaking and report.old_version == report.new_version:
         click.echo(
             f"warning: {breaking} breaking change(s) but the version stayed "
