@@ -1,5 +1,5 @@
 # envgen's entry points. Each target sets up .venv first (idempotent), so a fresh clone needs
-# nothing installed but Python 3.11 and make.
+# nothing installed but Python (3.11 or newer) and make.
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -10,11 +10,13 @@ STAMP := $(VENV)/.envgen-installed
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "envgen needs Python 3.11, found " + sys.version.split()[0]'
+# Two distributions, both editable: the runtime (runtime/, what trainers install) and the
+# generator (envgen, which depends on the runtime at its own version).
+$(STAMP): pyproject.toml runtime/pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "envgen needs Python 3.11 or newer, found " + sys.version.split()[0]'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ./runtime -e '.[test]'
 	@touch $(STAMP)
 
 ## demo: generate the clients, serve echo_env as a local process, run a short episode.
@@ -48,13 +50,13 @@ bench: setup
 	$(BIN)/python -m benchmarks.report
 
 lint: setup
-	$(BIN)/ruff check generator tests examples
-	$(BIN)/ruff format --check generator tests examples
-	$(BIN)/mypy generator
+	$(BIN)/ruff check generator runtime tests examples
+	$(BIN)/ruff format --check generator runtime tests examples
+	$(BIN)/mypy generator runtime/envgen_runtime
 
 format: setup
-	$(BIN)/ruff check --fix generator tests examples
-	$(BIN)/ruff format generator tests examples
+	$(BIN)/ruff check --fix generator runtime tests examples
+	$(BIN)/ruff format generator runtime tests examples
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -97,8 +97,9 @@ QUICK = Settings(
 
 
 def _start_server(transport: str) -> Any:
+    from envgen_runtime import LocalProcessProvider
+
     from generated.echo_env import EchoEnv
-    from generator.runtime import LocalProcessProvider
 
     spec = EchoEnv.SPEC
     provider = LocalProcessProvider(
@@ -464,7 +465,7 @@ REFERENCE_IMPORTS = {
     "pydantic (BaseModel, TypeAdapter)": "from pydantic import BaseModel, TypeAdapter",
     "requests": "import requests",
     "websockets.sync.client": "import websockets.sync.client",
-    "generator.runtime": "import generator.runtime",
+    "envgen_runtime": "import envgen_runtime",
 }
 
 

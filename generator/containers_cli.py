@@ -14,9 +14,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import click
-
-from generator.runtime import ProviderError
-from generator.runtime._docker import (
+from envgen_runtime import ProviderError
+from envgen_runtime._docker import (
     LABEL_HOST,
     ContainerRecord,
     docker_client,

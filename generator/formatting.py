@@ -25,7 +25,7 @@ RUFF_SETTINGS = [
     "--line-length",
     str(LINE_LENGTH),
     "--config",
-    "lint.isort.known-third-party = ['generator']",
+    "lint.isort.known-third-party = ['envgen_runtime']",
 ]
 # Lint rules generated code passes. E501 is left to the formatter: schema descriptions
 # become docstrings and are never re-wrapped.

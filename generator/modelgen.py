@@ -17,7 +17,7 @@ from generator.errors import GenerationError
 from generator.loader import EnvInput
 
 ROOT_NAME = "EnvgenBundleRoot"
-PYDANTIC_BASE = "generator.runtime.EnvModel"
+PYDANTIC_BASE = "envgen_runtime.EnvModel"
 
 _CLOSING = ("additionalProperties", "unevaluatedProperties")
 

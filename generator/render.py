@@ -1,8 +1,8 @@
 """Rendering one environment's generated package from the Jinja templates in `templates/`.
 
 Schema and manifest text reaches the output only through filters that make it inert: Python
-literals (`pyrepr`), HTML-escaped Markdown table cells (`cell`) and comment-safe text
-(`comment`). Nothing from a schema is ever used as template source.
+literals (`pyrepr`), TOML strings (`toml`), HTML-escaped Markdown table cells (`cell`) and
+comment-safe text (`comment`). Nothing from a schema is ever used as template source.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from envgen_runtime import API_VERSION
+from envgen_runtime._compat import compatible_range
 
 from generator import __version__
 from generator.errors import GenerationError
@@ -33,7 +35,11 @@ def _templates_dir() -> Path:
 
 
 TEMPLATES_DIR = _templates_dir()
-OUTPUT_FILES = ("__init__.py", "client.py", "models.py", "py.typed", "README.md")
+PACKAGE_FILES = ("__init__.py", "_runtime.py", "client.py", "models.py", "py.typed")
+"""The files an installed env package holds; README.md and pyproject.toml describe it."""
+OUTPUT_FILES = (*PACKAGE_FILES, "README.md", "pyproject.toml")
+INSTALLED_NAMESPACE = "envgen_clients"
+"""Installed env packages import as `envgen_clients.<env>` (a PEP 420 namespace)."""
 PACKAGE_INIT = '"""Generated environment clients: one package per environment, made by envgen."""\n'
 
 _MARKDOWN_SPECIAL = re.compile(r"[\\`*_{}\[\]()#+!~|$]")
@@ -58,6 +64,27 @@ def docstring(value: Any) -> str:
     return '"""' + text + ("\n" if "\n" in text else "") + '"""'
 
 
+def toml(value: Any) -> str:
+    """A TOML basic string holding `value`: quotes, backslashes and control characters escaped."""
+    out = []
+    for char in str(value):
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04X}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append("\\uFFFD")  # a lone surrogate cannot be written as UTF-8
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def distribution_name(env_name: str) -> str:
+    """`echo_env` -> `echo-env-client`: the installable package's normalized name."""
+    return env_name.replace("_", "-") + "-client"
+
+
 def cell(value: Any) -> str:
     """Text safe inside a Markdown table cell: HTML-escaped, one line, no markup."""
     text = html.escape(str(value), quote=True)
@@ -80,7 +107,7 @@ def _environment(templates_dir: Path) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pyrepr=pyrepr, docstring=docstring, cell=cell, comment=comment)
+    env.filters.update(pyrepr=pyrepr, docstring=docstring, toml=toml, cell=cell, comment=comment)
     return env
 
 
@@ -100,6 +127,12 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
         "env": env,
         "manifest": env.manifest,
         "generator_version": __version__,
+        "runtime_api": API_VERSION,
+        "runtime_range": compatible_range(API_VERSION),
+        "distribution": distribution_name(env.name),
+        "import_name": f"{INSTALLED_NAMESPACE}.{env.name}",
+        "package_files": list(PACKAGE_FILES),
+        "summary": summary,
         "docstring": summary + ("\n\n" + description if description else ""),
         "async_docstring": (
             f"Asyncio client for the {env.name} environment, version {env.manifest.version}."
@@ -121,13 +154,17 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
                 "$defs entry or set class_prefix in env.toml"
             )
     context["model_names"] = model_names
-    context["exports"] = sorted([names["client"], names["async_client"], *model_names])
+    context["exports"] = sorted(
+        ["RUNTIME_API", names["client"], names["async_client"], *model_names]
+    )
     files = {
         "__init__.py": render("__init__.py.jinja"),
+        "_runtime.py": render("_runtime.py.jinja"),
         "client.py": render("client.py.jinja"),
         "models.py": models,
         "py.typed": render("py.typed.jinja"),
         "README.md": render("README.md.jinja"),
+        "pyproject.toml": render("pyproject.toml.jinja"),
     }
     return files
 

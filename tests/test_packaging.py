@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -19,22 +20,38 @@ _MAIN = "import sys; from generator.cli import main; sys.argv[0] = 'envgen'; mai
 
 def test_installed_wheel_generates_and_checks_outside_the_checkout(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    for source in (REPO, REPO / "runtime"):
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), source],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
     (wheel,) = wheels.glob("envgen-*.whl")
+    (runtime_wheel,) = wheels.glob("envgen_runtime-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     templates = sorted(p.name for p in (REPO / "templates").glob("*.jinja"))
     assert {f"generator/templates/{name}" for name in templates} <= names
-    assert {"generator/py.typed", "generator/runtime/py.typed"} <= names
+    assert "generator/py.typed" in names
     assert "generator/diff/formats/text.py" in names
+    assert not [n for n in names if n.startswith("envgen_runtime/")]  # its own distribution
+    runtime_names = set(zipfile.ZipFile(runtime_wheel).namelist())
+    assert {"envgen_runtime/py.typed", "envgen_runtime/__init__.py"} <= runtime_names
+    assert not [n for n in runtime_names if n.startswith(("generator/", "templates/"))]
 
     site = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), wheel],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(site),
+            *wheels.glob("*.whl"),
+        ],
         check=True,
         capture_output=True,
         timeout=300,
@@ -66,3 +83,23 @@ def test_installed_wheel_generates_and_checks_outside_the_checkout(tmp_path: Pat
         result = envgen(*args)
         assert result.returncode == 0, f"envgen {' '.join(args)}:\n{result.stdout}{result.stderr}"
     assert (project / "generated/foo_env/client.py").is_file()
+
+
+def test_generator_depends_on_the_runtime_at_its_own_version() -> None:
+    import envgen_runtime
+
+    import generator
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    runtime_project = tomllib.loads((REPO / "runtime" / "pyproject.toml").read_text())["project"]
+    assert generator.__version__ == envgen_runtime.__version__
+    assert f"envgen-runtime[docker]=={envgen_runtime.__version__}" in project["dependencies"]
+    assert ".".join(envgen_runtime.__version__.split(".")[:2]) == envgen_runtime.API_VERSION
+    for meta in (project, runtime_project):
+        assert meta["requires-python"] == ">=3.11"  # no upper cap
+    # The runtime's required dependencies are what every client needs; the rest are extras.
+    required = {
+        dep.split(">")[0].split("=")[0].split("<")[0] for dep in runtime_project["dependencies"]
+    }
+    assert required == {"pydantic", "websockets", "typing-extensions"}
+    assert set(runtime_project["optional-dependencies"]) == {"docker", "async"}

@@ -7,5 +7,5 @@ generation uses; `engine` compares two versions role by role: `wire` runs `compa
 `witness` proves each break with a JSON value built by `examples` and judged by
 `validation`; `codeapi` (with `pytypes`) compares the generated Python API. `ignore` and
 `gate` decide which changes fail, `formats` prints the report and `command` is the click
-command. `rules` documents every rule id. Nothing here is imported by `generator.runtime`.
+command. `rules` documents every rule id. Nothing here is imported by `envgen_runtime`.
 """

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from envgen_runtime._docker import LABEL_SESSION, SESSION_ID, owner_state
 
-from generator.runtime._docker import LABEL_SESSION, SESSION_ID, owner_state
 from tests.helpers import REPO
 
 ENSURE_DOCKER = REPO / "scripts" / "ensure-docker.sh"

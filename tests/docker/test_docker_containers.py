@@ -11,18 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from generated.echo_env import EchoAction, EchoEnv
-from generator.runtime import LocalDockerProvider, ProviderError
-from generator.runtime._base import ClientOptions
-from generator.runtime._docker import (
+from envgen_runtime import LocalDockerProvider, ProviderError
+from envgen_runtime._base import ClientOptions
+from envgen_runtime._docker import (
     LABEL_ENV,
     LABEL_HOST,
     LABEL_PID,
     LABEL_SESSION,
     SESSION_ID,
 )
-from generator.runtime._spec import TransportName
+from envgen_runtime._spec import TransportName
+
+from generated.echo_env import EchoAction, EchoEnv
 
 from .conftest import record
 
@@ -264,8 +264,9 @@ def test_from_hub_without_the_image_says_what_to_do(
 
 def _async_echo_class() -> Any:
     """The generated AsyncEchoEnv, which must carry the asyncio launchers."""
+    from envgen_runtime._launchers import AsyncProviderLaunchers
+
     from generated.echo_env import AsyncEchoEnv
-    from generator.runtime._launchers import AsyncProviderLaunchers
 
     assert issubclass(AsyncEchoEnv, AsyncProviderLaunchers)
     return AsyncEchoEnv

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from envgen_runtime._base import ClientOptions
 
 from generated.echo_env import EchoAction, EchoEnv
-from generator.runtime._base import ClientOptions
 from tests.helpers import REPO
 
 from .conftest import BUILD_IMAGES, record

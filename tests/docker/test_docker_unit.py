@@ -19,11 +19,8 @@ from typing import Any, ClassVar
 import docker.errors
 import pytest
 from click.testing import CliRunner
-
-from generated.echo_env import EchoEnv
-from generator.cli import main
-from generator.runtime import EnvSpec, LocalDockerProvider, ProviderError
-from generator.runtime._docker import (
+from envgen_runtime import EnvSpec, LocalDockerProvider, ProviderError
+from envgen_runtime._docker import (
     LABEL_ENV,
     LABEL_HOST,
     LABEL_PID,
@@ -33,8 +30,11 @@ from generator.runtime._docker import (
     owner_state,
     process_start_time,
 )
-from generator.runtime._errormap import map_docker_exception
-from generator.runtime._launchers import hub_image
+from envgen_runtime._errormap import map_docker_exception
+from envgen_runtime._launchers import hub_image
+
+from generated.echo_env import EchoEnv
+from generator.cli import main
 from tests.helpers import REPO
 
 ENGINE = "unix:///var/run/docker.sock"
@@ -220,7 +220,7 @@ def test_engine_errors_are_mapped_by_cause() -> None:
 
 
 def test_import_generator_runtime_does_not_import_docker() -> None:
-    code = "import json, sys; import generator.runtime; print(json.dumps(sorted(sys.modules)))"
+    code = "import json, sys; import envgen_runtime; print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout
@@ -230,7 +230,7 @@ def test_import_generator_runtime_does_not_import_docker() -> None:
 def test_only_the_docker_module_of_the_runtime_imports_docker() -> None:
     importing = [
         path.name
-        for path in (REPO / "generator" / "runtime").glob("*.py")
+        for path in (REPO / "runtime" / "envgen_runtime").glob("*.py")
         if re.search(r"^\s*(import docker|from docker)", path.read_text(), re.M)
     ]
     assert importing == ["_docker.py"]

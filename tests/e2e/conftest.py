@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from envgen_runtime import LocalProcessProvider
 
-from generator.runtime import LocalProcessProvider
 from tests.helpers import REPO
 
 WEBSOCKET_ENVS = ["echo_env", "coding_env", "grid_env", "quiz_env", "reacher_env"]

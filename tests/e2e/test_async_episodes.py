@@ -12,6 +12,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 import pytest
+from envgen_runtime import AsyncEnvClient, EnvValidationError
 
 from generated.coding_env import AsyncCodingEnv, CodingAction, CodingObservation, CodingState
 from generated.echo_env import AsyncEchoEnv, EchoAction, EchoObservation, EchoState
@@ -31,7 +32,6 @@ from generated.reacher_env import (
     ReacherObservation,
     ReacherState,
 )
-from generator.runtime import AsyncEnvClient, EnvValidationError
 from tests.e2e.conftest import SERVED, client_class
 from tests.e2e.test_episodes import _assert_nothing_dropped
 from tests.helpers import REPO

@@ -11,6 +11,7 @@ from typing import Any
 
 import pydantic
 import pytest
+from envgen_runtime import EnvValidationError, StepResult
 
 from generated.coding_env import CodingAction, CodingEnv, CodingObservation, CodingState
 from generated.echo_env import EchoAction, EchoEnv, EchoObservation, EchoState
@@ -24,7 +25,6 @@ from generated.grid_env import (
 )
 from generated.quiz_env import QuizAction, QuizEnv, QuizObservation, QuizState
 from generated.reacher_env import ReacherAction, ReacherEnv, ReacherObservation, ReacherState
-from generator.runtime import EnvValidationError, StepResult
 from tests.e2e.conftest import SERVED
 
 pytestmark = pytest.mark.e2e

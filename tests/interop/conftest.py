@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from envgen_runtime import LocalProcessProvider
 
 from generator.cli import main
-from generator.runtime import LocalProcessProvider
 from tests.helpers import REPO
 
 PACKAGE = "pulled_envs"

@@ -6,9 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from envgen_runtime import AsyncEnvClient, EnvClient, EnvModel, EnvSpec, ModelCodec, StepResult
 from pydantic import ConfigDict
-
-from generator.runtime import AsyncEnvClient, EnvClient, EnvModel, EnvSpec, ModelCodec, StepResult
 
 SERVERS_PY = str(Path(__file__).with_name("servers.py"))
 

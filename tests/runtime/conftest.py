@@ -6,8 +6,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
-from generator.runtime import LocalProcessProvider
+from envgen_runtime import LocalProcessProvider
 
 from .clients import server_command
 

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import pytest
-
-from generator.runtime import (
+from envgen_runtime import (
     AsyncClientStart,
     AsyncEnvClient,
     AsyncHttpTransport,

@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-
-from generator.runtime import (
+from envgen_runtime import (
     EnvClient,
     EnvSpec,
     HttpTransport,

@@ -8,10 +8,7 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 import pytest
-from pydantic import BaseModel, ConfigDict, Field
-from typing_extensions import TypeAliasType
-
-from generator.runtime import (
+from envgen_runtime import (
     EnvClient,
     EnvModel,
     EnvValidationError,
@@ -20,6 +17,8 @@ from generator.runtime import (
     StepResult,
     ValidationIssue,
 )
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypeAliasType
 
 from .clients import CounterAction, CounterObservation
 

@@ -7,8 +7,7 @@ import pickle
 
 import pydantic
 import pytest
-
-from generator.runtime import (
+from envgen_runtime import (
     EnvConnectionError,
     EnvgenRuntimeError,
     EnvTimeoutError,
@@ -20,7 +19,7 @@ from generator.runtime import (
     SessionLostError,
     ValidationIssue,
 )
-from generator.runtime import _errormap as errormap
+from envgen_runtime import _errormap as errormap
 
 
 def test_tree_shape() -> None:
@@ -37,7 +36,7 @@ def test_tree_shape() -> None:
     assert issubclass(ServerValidationError, EnvValidationError)
     assert not issubclass(EnvValidationError, ServerError)
     assert issubclass(SessionLostError, EnvConnectionError)
-    from generator.runtime import _exceptions
+    from envgen_runtime import _exceptions
 
     doc = _exceptions.__doc__ or ""
     for name in (

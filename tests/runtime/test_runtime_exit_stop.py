@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _SCRIPT = textwrap.dedent(
     """
     import os, sys
-    from generator.runtime import _exit_stop
+    from envgen_runtime import _exit_stop
 
     class Noisy:
         def __init__(self, name):

@@ -14,22 +14,21 @@ import socket
 from typing import Any, ClassVar
 
 import pytest
-
-from generator.runtime import (
+from envgen_runtime import (
     EnvConnectionError,
     EnvgenRuntimeError,
     EnvSpec,
     RetryPolicy,
     ServerError,
 )
-from generator.runtime._headers import (
+from envgen_runtime._headers import (
     TraceContext,
     bearer_headers,
     check_headers,
     has_header,
     merge_headers,
 )
-from generator.runtime._spec import TransportName
+from envgen_runtime._spec import TransportName
 
 from .clients import AsyncCounterEnv, CounterAction, CounterEnv
 from .fakes import Reply, fake_http, fake_ws

@@ -11,8 +11,7 @@ import socket
 from typing import Any
 
 import pytest
-
-from generator.runtime import (
+from envgen_runtime import (
     EnvConnectionError,
     EnvgenRuntimeError,
     EnvTimeoutError,

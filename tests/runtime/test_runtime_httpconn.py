@@ -14,9 +14,8 @@ from collections.abc import Iterator
 from contextlib import closing, contextmanager
 
 import pytest
-
-from generator.runtime import EnvConnectionError, HttpTransport
-from generator.runtime._httpconn import charset, dropped, open_connection
+from envgen_runtime import EnvConnectionError, HttpTransport
+from envgen_runtime._httpconn import charset, dropped, open_connection
 
 from .fakes import Reply, fake_http
 
@@ -157,7 +156,7 @@ def test_header_parsing_matches_the_standard_library(block: bytes) -> None:
     import http.client
     import io
 
-    from generator.runtime._httpconn import _header_message
+    from envgen_runtime._httpconn import _header_message
 
     lines = block.splitlines(keepends=True)
     ours = _header_message(lines)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from generator.runtime._websocket import WebSocketCommon
+from envgen_runtime._websocket import WebSocketCommon
 
 
 @pytest.mark.parametrize("asynchronous", [False, True])

@@ -9,8 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from generator.runtime import (
+from envgen_runtime import (
     EnvgenRuntimeError,
     LocalProcessProvider,
     Provider,
@@ -149,7 +148,7 @@ def test_live_providers_are_stopped_at_interpreter_exit(tmp_path: Path) -> None:
         f"""
         import sys
         sys.path.insert(0, {str(REPO_ROOT)!r})
-        from generator.runtime import LocalProcessProvider
+        from envgen_runtime import LocalProcessProvider
         command = ["{{python}}", {str(server_command("mini")[1])!r}, "mini", "--host", "{{host}}",
                    "--port", "{{port}}", "--pid-file", {str(pid_file)!r}]
         provider = LocalProcessProvider(command, startup_timeout_s=20)

@@ -13,8 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from generator.runtime import (
+from envgen_runtime import (
     EnvConnectionError,
     EnvgenRuntimeError,
     EnvTimeoutError,

@@ -14,10 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from pydantic import ConfigDict, Field
-from pydantic.dataclasses import dataclass
-
-from generator.runtime import (
+from envgen_runtime import (
     EnvModel,
     EnvTimeoutError,
     EnvValidationError,
@@ -27,7 +24,9 @@ from generator.runtime import (
     SessionLostError,
     WebSocketTransport,
 )
-from generator.runtime._errormap import map_exception
+from envgen_runtime._errormap import map_exception
+from pydantic import ConfigDict, Field
+from pydantic.dataclasses import dataclass
 
 from .clients import (
     AsyncCounterEnv,

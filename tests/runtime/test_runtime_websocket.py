@@ -13,8 +13,7 @@ import time
 from typing import Any
 
 import pytest
-
-from generator.runtime import (
+from envgen_runtime import (
     EnvConnectionError,
     EnvgenRuntimeError,
     EnvTimeoutError,
@@ -25,7 +24,7 @@ from generator.runtime import (
     SessionLostError,
     WebSocketTransport,
 )
-from generator.runtime._websocket import websocket_url
+from envgen_runtime._websocket import websocket_url
 
 from .clients import CounterAction, CounterEnv, CounterState
 from .fakes import fake_ws, scripted_ws

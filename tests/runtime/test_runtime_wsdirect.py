@@ -19,17 +19,16 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK
-from websockets.sync.client import ClientConnection
-from websockets.sync.server import serve
-
-from generator.runtime import (
+from envgen_runtime import (
     EnvConnectionError,
     EnvTimeoutError,
     WebSocketTransport,
     _wsdirect,
 )
-from generator.runtime._wsdirect import KEEPER, DirectConnection, connect_direct, direct_allowed
+from envgen_runtime._wsdirect import KEEPER, DirectConnection, connect_direct, direct_allowed
+from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK
+from websockets.sync.client import ClientConnection
+from websockets.sync.server import serve
 
 from .clients import CounterAction, CounterEnv
 

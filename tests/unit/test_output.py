@@ -33,9 +33,11 @@ def test_generate_then_check_is_clean(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "generated" / "alpha").iterdir()) == [
         "README.md",
         "__init__.py",
+        "_runtime.py",
         "client.py",
         "models.py",
         "py.typed",
+        "pyproject.toml",
     ]
     assert _generate(tmp_path) == []  # nothing changed, nothing rewritten
 

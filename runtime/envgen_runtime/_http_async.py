@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._errormap import translate
+from ._extras import require
 from ._headers import TraceContext, check_headers
 from ._http import STEP_TIMEOUT_HINT, HttpCommon
 from ._transport import Op
@@ -18,6 +19,12 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = ["AsyncHttpTransport"]
+
+
+def _httpx() -> Any:
+    """The ``httpx`` module (the ``async`` extra), imported on first use."""
+    return require("httpx", "the asyncio HTTP transport")
+
 
 # Below uvicorn's default 5 s keep-alive, so an idle connection is not reused just as the
 # server closes it (which would fail a step that must not be retried).
@@ -58,8 +65,7 @@ class AsyncHttpTransport(HttpCommon):
 
     def _get_client(self) -> httpx.AsyncClient:
         if self._client is None:
-            import httpx
-
+            httpx = _httpx()
             self._client = httpx.AsyncClient(
                 headers=self._base_headers(),
                 follow_redirects=False,
@@ -77,8 +83,7 @@ class AsyncHttpTransport(HttpCommon):
         self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
         """Send one operation; see ``_http`` for the routes."""
-        import httpx
-
+        httpx = _httpx()
         method, url, data = self._route(op, body)
         extra = self._request_headers(headers, has_body=data is not None)
         read_timeout = self._read_timeout(op)

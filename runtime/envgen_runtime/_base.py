@@ -34,7 +34,7 @@ ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
 TransportT = TypeVar("TransportT")
 
-logger = logging.getLogger("generator.runtime")
+logger = logging.getLogger("envgen_runtime")
 
 
 class ClientOptions(TypedDict, total=False):

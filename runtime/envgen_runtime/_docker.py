@@ -1,7 +1,7 @@
 """Run an environment server in a local Docker container: the runtime's only docker SDK user.
 
 ``docker`` is imported when a provider first talks to the engine, never at module import, so
-``import generator.runtime`` stays free of it. Every container is labelled with who started
+``import envgen_runtime`` stays free of it. Every container is labelled with who started
 it (``envgen.env``, ``envgen.session``, ``envgen.pid``, ``envgen.host``), so that leftovers
 can be found and ``envgen containers prune`` can remove those whose owner is gone. Docker
 errors become ``ProviderError`` in ``_errormap.translate_docker``.
@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from . import _exit_stop
 from ._errormap import translate_docker
 from ._exceptions import ProviderError
+from ._extras import require
 from ._provider import ProviderContext
 
 __all__ = [
@@ -74,14 +75,9 @@ def engine_address() -> str:
 def docker_client(timeout_s: float = 60.0) -> Any:
     """A docker-py client for the engine named by the environment, or ProviderError.
 
-    Importing docker here (not at module level) keeps ``import generator.runtime`` cheap.
+    Importing docker here (not at module level) keeps ``import envgen_runtime`` cheap.
     """
-    try:
-        import docker
-    except ImportError as exc:
-        raise ProviderError(
-            "the docker SDK is not installed: pip install 'docker>=7,<8' (envgen depends on it)"
-        ) from exc
+    docker = require("docker", "running environment servers in Docker")
     with translate_docker("connecting to the Docker engine", engine_address()):
         return docker.from_env(timeout=int(max(1, timeout_s)))
 

@@ -7,19 +7,23 @@ describe their models with ``ModelCodec``; the runtime owns the wire protocols
 rooted at ``EnvgenRuntimeError``.
 
 Importing this package imports pydantic but not httpx, websockets, http.client or asyncio
-(loaded when a transport or client of that kind is first used), nor any other part of
-``generator``.
+(loaded when a transport or client of that kind is first used), nor the generator
+(``envgen``) or any of its tools. Extras (``docker``, ``async``) are imported on first use and
+name themselves when missing (``MissingExtraError``). ``check_generated`` is what generated
+packages call at import to refuse a runtime they do not fit.
 """
 
 from ._client import EnvClient
 from ._client_async import AsyncClientStart, AsyncEnvClient
 from ._codec import EnvModel, ModelCodec
+from ._compat import API_VERSION, __version__, check_generated
 from ._docker import LocalDockerProvider
 from ._exceptions import (
     EnvConnectionError,
     EnvgenRuntimeError,
     EnvTimeoutError,
     EnvValidationError,
+    MissingExtraError,
     ProtocolError,
     ProviderError,
     ServerError,
@@ -38,6 +42,7 @@ from ._websocket import WebSocketTransport
 from ._websocket_async import AsyncWebSocketTransport
 
 __all__ = [
+    "API_VERSION",
     "AsyncClientStart",
     "AsyncEnvClient",
     "AsyncHttpTransport",
@@ -53,6 +58,7 @@ __all__ = [
     "HttpTransport",
     "LocalDockerProvider",
     "LocalProcessProvider",
+    "MissingExtraError",
     "ModelCodec",
     "ProtocolError",
     "Provider",
@@ -65,4 +71,6 @@ __all__ = [
     "Transport",
     "ValidationIssue",
     "WebSocketTransport",
+    "__version__",
+    "check_generated",
 ]

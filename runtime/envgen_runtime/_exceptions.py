@@ -11,6 +11,8 @@ one type; the subclasses say what went wrong and carry the data needed to act on
     ├── ProtocolError               a reply that breaks the wire protocol (not JSON, wrong
     │                               message type, envelope of the wrong shape)
     ├── ProviderError               a server process could not be started or never got ready
+    ├── MissingExtraError           an optional feature's library is not installed (also an
+    │                               ``ImportError``); the message names the extra to install
     ├── ServerError                 the server answered with an error (HTTP non-2xx or a
     │   │                           WebSocket ``error`` message; ``status``/``code``/``body``)
     │   └── ServerValidationError   the server rejected a request as invalid (HTTP 422,
@@ -24,7 +26,7 @@ So ``except ServerError`` catches every error the server reported, and
 ``except EnvValidationError`` catches every validation failure wherever it was detected.
 
 Low-level exceptions (requests, httpx, websockets, OSError, json, pydantic) are translated to
-this tree in exactly one place, ``generator.runtime._errormap``. Messages never contain header
+this tree in exactly one place, ``envgen_runtime._errormap``. Messages never contain header
 values. ``EnvConnectionError`` and ``EnvTimeoutError`` say whether they happened while
 connecting (``during_connect``): only then is nothing known to have reached the server, which
 is what makes a retry safe.
@@ -41,6 +43,7 @@ __all__ = [
     "EnvTimeoutError",
     "EnvValidationError",
     "EnvgenRuntimeError",
+    "MissingExtraError",
     "ProtocolError",
     "ProviderError",
     "ServerError",
@@ -147,6 +150,15 @@ class ProviderError(EnvgenRuntimeError):
         super().__init__(message)
         self.output = output
         self.exit_code = exit_code
+
+
+class MissingExtraError(EnvgenRuntimeError, ImportError):
+    """An optional library is missing; ``extra`` names the ``envgen-runtime[...]`` extra."""
+
+    def __init__(self, message: str, *, extra: str, module: str) -> None:
+        super().__init__(message)
+        self.extra = extra
+        self.module = module
 
 
 class ServerError(EnvgenRuntimeError):

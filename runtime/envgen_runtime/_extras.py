@@ -1,0 +1,39 @@
+"""Optional libraries, imported on first use with an error that names the extra to install.
+
+The runtime's required dependencies are what every client needs (pydantic, websockets,
+typing-extensions). Anything else belongs to an extra of the ``envgen-runtime``
+distribution and is loaded through ``require``, so a missing one fails with the exact
+``pip install`` line rather than a bare ``ModuleNotFoundError``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from ._exceptions import MissingExtraError
+
+__all__ = ["EXTRAS", "require"]
+
+EXTRAS: dict[str, str] = {
+    "docker": "docker",
+    "httpx": "async",
+}
+"""Each optional top-level module and the ``envgen-runtime`` extra that installs it."""
+
+
+def require(module: str, purpose: str) -> ModuleType:
+    """Import ``module`` (an optional dependency listed in ``EXTRAS``) for ``purpose``."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        top = module.partition(".")[0]
+        if exc.name is not None and exc.name != top and not exc.name.startswith(top + "."):
+            raise  # the library is there but one of its own dependencies is broken
+        extra = EXTRAS[top]
+        raise MissingExtraError(
+            f"{purpose} needs the {top!r} package, which is not installed: "
+            f"pip install 'envgen-runtime[{extra}]'",
+            extra=extra,
+            module=top,
+        ) from exc

@@ -1,0 +1,140 @@
+"""What a trainer in another repository does: install a generated client from wheels, play.
+
+The runtime's wheel and one generated env's wheel go into a fresh venv that has neither the
+generator nor its toolchain; the client is imported outside the checkout and plays an
+episode against a real server. The venv is measured against pydantic + websockets alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO
+
+pytestmark = pytest.mark.e2e
+
+GENERATOR_TOOLS = ("generator", "jinja2", "datamodel_code_generator", "ruff", "click", "jsonschema")
+SIZE_RATIO_LIMIT = 1.5
+
+_EPISODE = """
+import importlib, importlib.util, json, pkgutil, sys
+from envgen_clients.echo_env import EchoAction, EchoEnv, RUNTIME_API
+import envgen_runtime
+
+for module in pkgutil.iter_modules(envgen_runtime.__path__, "envgen_runtime."):
+    importlib.import_module(module.name)  # every module, lazy paths included
+
+with EchoEnv(sys.argv[1]) as env:
+    first = env.reset(seed=7)
+    step = env.step(EchoAction(message="installed"))
+    state = env.state()
+print(json.dumps({
+    "client_file": sys.modules["envgen_clients.echo_env"].__file__,
+    "runtime_api": RUNTIME_API,
+    "done": first.done,
+    "echoed": step.observation.echoed_message,
+    "step_count": state.step_count,
+    "importable": {
+        name: importlib.util.find_spec(name) is not None for name in sys.argv[2].split(",")
+    },
+}))
+"""
+
+
+def _pip(python: Path, *args: str) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), *args],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+
+
+def _fresh_venv(path: Path) -> Path:
+    venv.EnvBuilder(with_pip=False).create(path)
+    return path / "bin" / "python"
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+
+def _site_size(python: Path) -> tuple[int, list[str]]:
+    """Bytes under the venv's site-packages and the distributions installed there."""
+    code = (
+        "import importlib.metadata as m, json, site; "
+        "print(json.dumps([site.getsitepackages()[0], "
+        "sorted(d.metadata['Name'].lower() for d in m.distributions())]))"
+    )
+    out = subprocess.run(
+        [python, "-c", code],
+        cwd=python.parents[1],  # not the checkout: its egg-info would be listed
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    site, names = json.loads(out.stdout)
+    size = sum(p.stat().st_size for p in Path(site).rglob("*") if p.is_file())
+    return size, names
+
+
+def _wheel(source: Path, out: Path, stem: str) -> Path:
+    """Build `source` into a wheel in `out` (no isolation: hatchling is in the test venv)."""
+    pip = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+    subprocess.run(
+        [*pip, "-w", str(out), str(source)], check=True, capture_output=True, timeout=300
+    )
+    (wheel,) = out.glob(f"{stem}-*.whl")
+    return wheel
+
+
+def test_trainer_installs_a_generated_client_from_wheels_and_plays(
+    servers: dict[tuple[str, str], str], tmp_path: Path
+) -> None:
+    wheels = tmp_path / "wheels"
+    runtime_wheel = _wheel(REPO / "runtime", wheels, "envgen_runtime")
+    client_wheel = _wheel(REPO / "generated" / "echo_env", wheels, "echo_env_client")
+
+    python = _fresh_venv(tmp_path / "trainer")
+    _pip(python, "install", "-q", str(runtime_wheel), str(client_wheel))
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    played = subprocess.run(
+        [python, "-c", _EPISODE, servers[("echo_env", "websocket")], ",".join(GENERATOR_TOOLS)],
+        cwd=outside,
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert played.returncode == 0, played.stderr
+    result = json.loads(played.stdout)
+    assert Path(result["client_file"]).is_relative_to(tmp_path / "trainer")
+    assert result["runtime_api"] == "0.2"
+    assert result["done"] is False
+    assert result["echoed"] == "installed"
+    assert result["step_count"] == 1
+    assert result["importable"] == dict.fromkeys(GENERATOR_TOOLS, False)
+
+    size, names = _site_size(python)
+    assert "envgen" not in names
+    assert {"envgen-runtime", "echo-env-client", "pydantic", "websockets"} <= set(names)
+
+    baseline = _fresh_venv(tmp_path / "baseline")
+    _pip(baseline, "install", "-q", "pydantic>=2.12,<3", "websockets>=13,<18")
+    base_size, base_names = _site_size(baseline)
+    ratio = size / base_size
+    print(
+        f"\ntrainer venv: {size / 1e6:.1f} MB, {len(names)} distributions {names}"
+        f"\npydantic + websockets alone: {base_size / 1e6:.1f} MB, {len(base_names)} {base_names}"
+        f"\nratio {ratio:.2f}"
+    )
+    assert ratio <= SIZE_RATIO_LIMIT, (size, base_size)
