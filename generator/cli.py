@@ -23,6 +23,7 @@ from generator.importer import schemas_from_models
 from generator.interop import semver_or_default
 from generator.loader import Layout, discover_envs
 from generator.output import InputErrors, build, check, write
+from generator.pull import BadURLError, server_url
 from generator.pull import pull as pull_schemas
 from generator.scaffold import new_env
 
@@ -206,16 +207,25 @@ def _report_classified(report: AdoptReport) -> None:
         )
 
 
+def _url_argument(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Check URL before anything runs: a malformed one is a usage error naming URL (exit 2)."""
+    try:
+        return server_url(value)
+    except BadURLError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
 @main.command()
-@click.argument("url")
+@click.argument("url", callback=_url_argument)
 @click.option("--name", help="Env name (default: the server's name in snake case).")
 @click.option("--force", is_flag=True, help="Replace an existing env and show what changed.")
 @click.pass_obj
 def pull(obj: _Context, url: str, name: str | None, force: bool) -> None:
     """Write schemas/NAME/ from a running OpenEnv server and generate its client.
 
-    Reads GET URL/schema and GET URL/metadata. Nothing is written unless both replies are
-    usable and the schemas generate.
+    URL is the server's base address, http:// or https:// (a bare HOST:PORT means
+    http://HOST:PORT). Reads GET URL/schema and GET URL/metadata. Nothing is written
+    unless both replies are usable and the schemas generate.
     """
     try:
         pulled = pull_schemas(url, name)

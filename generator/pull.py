@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from generator.errors import EnvgenError, SchemaError
 from generator.interop import (
@@ -24,6 +25,41 @@ TIMEOUT_S = 10.0
 
 class PullError(EnvgenError):
     """The server could not be read: unreachable, no /schema, or not JSON."""
+
+
+class BadURLError(EnvgenError):
+    """The URL argument is not an http(s) address of a server; the CLI makes it a usage error."""
+
+
+def server_url(text: str) -> str:
+    """The base URL to read from: `host:port` means `http://host:port`; others must be http(s).
+
+    Checked before any request so a typo gets a usage error naming the argument instead of
+    an HTTP library's message about connection adapters.
+    """
+    url = text.strip()
+    if not url:
+        raise BadURLError("the URL is empty", hint="e.g. http://127.0.0.1:8000")
+    if any(ch.isspace() for ch in url):
+        raise BadURLError(f"{text!r} contains a space")
+    if "://" not in url:
+        url = "http://" + url
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise BadURLError(
+            f"{text!r} must start with http:// or https:// (or be a bare host:port)",
+        )
+    if not parts.hostname:
+        raise BadURLError(f"{text!r} has no host", hint="e.g. http://127.0.0.1:8000")
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not 0-65535
+    except ValueError:
+        raise BadURLError(f"{text!r} has an invalid port (expected 1-65535)") from None
+    if parts.query:
+        raise BadURLError(f"{text!r} has a query (?...); give the server's base URL")
+    if parts.fragment:
+        raise BadURLError(f"{text!r} has a fragment (#...); give the server's base URL")
+    return url.rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -68,6 +104,7 @@ def fetch_json(base_url: str, path: str, *, optional: bool = False) -> Any:
 
 def pull(base_url: str, name: str | None = None) -> Pulled:
     """Read and check a server's schemas; raise before anything is written."""
+    base_url = server_url(base_url)
     origin = base_url.rstrip("/") + "/schema"
     body = fetch_json(base_url, "/schema")
     if not isinstance(body, dict):

@@ -218,3 +218,33 @@ def test_import_bad_reference(tmp_path: Path) -> None:
 def test_env_names_from_servers(given: str, expected: str) -> None:
     assert env_name_from_server(given) == expected
     assert snake_case("9lives") == "env_9lives"
+
+
+def test_pull_accepts_bare_host_port(fake_server: Any, tmp_path: Path) -> None:
+    url, routes = fake_server
+    routes["/schema"] = (200, json.dumps(GOOD_SCHEMA))
+    routes["/metadata"] = (200, json.dumps(METADATA))
+    result = _pull(tmp_path, url.removeprefix("http://"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "schemas/fake_env/env.toml").is_file()
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("", "empty"),
+        ("ftp://127.0.0.1:8000", "http:// or https://"),
+        ("http://", "no host"),
+        ("http://127.0.0.1:notaport", "port"),
+        ("http://127.0.0.1:99999", "port"),
+        ("http://127.0.0.1:8000/?x=1", "query"),
+        ("http://127.0.0.1:8000/#top", "fragment"),
+        ("http://127.0.0.1 :8000", "space"),
+    ],
+)
+def test_pull_malformed_url_is_a_usage_error(tmp_path: Path, url: str, words: str) -> None:
+    result = _pull(tmp_path, url)
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for 'URL'" in result.output and words in result.output
+    assert "No connection adapters" not in result.output
+    assert not (tmp_path / "schemas").exists()
