@@ -8,6 +8,7 @@ Targets on a 2-core machine: 100 envs cold <= 10 s, one changed env <= 1 s, no-o
 100 envs <= 1 s, >= 20x faster than the baseline at 100 envs.
 
     python -m benchmarks.bench_codegen [--quick] [--out results.json]
+    python benchmarks/bench_codegen.py [--quick] [--out results.json]
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+if __package__ in (None, ""):  # run as `python benchmarks/bench_codegen.py`: import as `-m` does
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.synthetic import touch_env, write_envs
 

@@ -20,7 +20,8 @@ end-to-end tests do): an openenv 0.10 server for the WebSocket protocol and an o
 Targets: generated CPU/step <= 1.2x the raw loop of its transport and <= 0.5x OpenEnv's client;
 importing a generated client <= 150 ms; start to first observation <= 400 ms.
 
-    python -m benchmarks.bench_step [--quick] [--out results.json]
+    python -m benchmarks.bench_step [--quick] [--preflight] [--out results.json]
+    python benchmarks/bench_step.py [--quick] [--preflight] [--out results.json]
 
 ``--quick`` (< 60 s) uses fewer steps and repeats, and runs 1 and 8 clients against the one
 server of each transport; it ends with one JSON line of headline figures.
@@ -47,6 +48,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+if __package__ in (None, ""):  # run as `python benchmarks/bench_step.py`: import as `-m` does
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 REPO = Path(__file__).resolve().parent.parent
 TRANSPORTS = ("http", "websocket")
@@ -677,11 +681,27 @@ def headline(
     return out
 
 
+def preflight() -> int:
+    """Import what a run needs, so a broken setup shows in a second rather than mid-run."""
+    from examples._serve import import_openenv_core  # noqa: F401
+    from generated.echo_env import EchoEnv
+
+    print(f"ok: {EchoEnv.__module__}, server {' '.join(EchoEnv.SPEC.server_command)}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer steps and clients (< 60 s)")
     parser.add_argument("--out", type=Path, help="also write the results as JSON here")
+    parser.add_argument(
+        "--preflight",
+        action="store_true",
+        help="only check that the generated client and the example server import, then exit",
+    )
     args = parser.parse_args(argv)
+    if args.preflight:
+        return preflight()
     settings = QUICK if args.quick else FULL
     began = time.perf_counter()
     servers_each = max(settings.concurrency) if settings.server_per_client else 1

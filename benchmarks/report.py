@@ -1,7 +1,12 @@
-"""Rewrite benchmarks/RESULTS.md from the JSON each benchmark wrote (`make bench`)."""
+"""Rewrite benchmarks/RESULTS.md from the JSON each benchmark wrote (`make bench`).
+
+python -m benchmarks.report [--results DIR] [--out FILE]
+python benchmarks/report.py [--results DIR] [--out FILE]
+"""
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
@@ -186,15 +191,21 @@ def step_section(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument(
+        "--results", type=Path, default=HERE / "results", help="folder of <benchmark>.json"
+    )
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md", help="file to write")
+    args = parser.parse_args(argv)
     sections: list[str] = ["# Benchmark results", "", "Written by `make bench`; do not edit.", ""]
     sections += _machine()
     for name, render in (("codegen", codegen_section), ("step", step_section)):
-        path = HERE / "results" / f"{name}.json"
+        path = args.results / f"{name}.json"
         if path.is_file():
             sections += ["", *render(json.loads(path.read_text()))]
-    (HERE / "RESULTS.md").write_text("\n".join(sections) + "\n")
-    print(f"wrote {HERE / 'RESULTS.md'}")
+    args.out.write_text("\n".join(sections) + "\n")
+    print(f"wrote {args.out}")
     return 0
 
 

@@ -1,0 +1,51 @@
+"""Each benchmark script runs both as `python -m benchmarks.x` and as `python benchmarks/x.py`."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO
+
+
+def _run(how: str, script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    target = (
+        ["-m", f"benchmarks.{script}"]
+        if how == "module"
+        else [str(REPO / f"benchmarks/{script}.py")]
+    )
+    return subprocess.run(
+        [sys.executable, *target, *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize("how", ["module", "script"])
+def test_bench_codegen_starts_either_way(how: str, tmp_path: Path) -> None:
+    cwd = REPO if how == "module" else tmp_path
+    proc = _run(how, "bench_codegen", "--help", cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    assert "--quick" in proc.stdout
+
+
+@pytest.mark.parametrize("how", ["module", "script"])
+def test_bench_step_preflight_either_way(how: str, tmp_path: Path) -> None:
+    cwd = REPO if how == "module" else tmp_path
+    proc = _run(how, "bench_step", "--preflight", cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ok: generated.echo_env")
+
+
+@pytest.mark.parametrize("how", ["module", "script"])
+def test_report_either_way(how: str, tmp_path: Path) -> None:
+    cwd = REPO if how == "module" else tmp_path
+    results = tmp_path / "results"
+    shutil.copytree(REPO / "benchmarks/results", results)
+    out = tmp_path / "RESULTS.md"
+    proc = _run(how, "report", "--results", str(results), "--out", str(out), cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert text.startswith("# Benchmark results") and "import of a generated client" in text
