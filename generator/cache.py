@@ -1,13 +1,15 @@
 """The generation cache: skip environments whose inputs and outputs have not changed.
 
-`generated/.envgen-cache.json` (git-ignored) records, per environment, the SHA-256 of every
+`generated/.envgen-cache/cache.json` records, per environment, the SHA-256 of every
 input file and of every output file as last rendered, under a fingerprint of the toolchain
 (envgen's own source and templates, datamodel-code-generator and ruff versions). An env is
 reused only when all of its inputs hash the same, its output folder holds exactly the
 recorded files with the recorded hashes, and the toolchain is unchanged: then rendering it
 again would give the very bytes on disk, so `generate` can skip it and `check` can pass it
 without rendering. Anything else (no cache, a corrupt cache, one edited byte) falls back to
-rendering, so the cache only ever saves time; it never changes a verdict.
+rendering, so the cache only ever saves time; it never changes a verdict. Its folder holds a
+`.gitignore` of `*` (as ruff's and pytest's caches do), so no repository commits it: a
+committed cache would be rewritten by a check under another toolchain (a pre-commit env).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from typing import Any
 
 from generator import __version__
 
-CACHE_FILE = ".envgen-cache.json"
+CACHE_DIR = ".envgen-cache"
+CACHE_FILE = f"{CACHE_DIR}/cache.json"
+_LEGACY_CACHE_FILE = ".envgen-cache.json"  # envgen 0.1 kept it beside the env folders
 _FORMAT = 1
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -115,9 +119,15 @@ def save(out: Path, cache_: Cache) -> None:
             for name, rec in sorted(cache_.envs.items())
         },
     }
+    folder = out / CACHE_DIR
     tmp = out / f"{CACHE_FILE}.{os.getpid()}.tmp"
     try:
+        folder.mkdir(exist_ok=True)
+        ignore = folder / ".gitignore"
+        if not ignore.is_file():
+            ignore.write_text("# Made by envgen: this cache is never committed.\n*\n")
         tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, out / CACHE_FILE)
+        (out / _LEGACY_CACHE_FILE).unlink(missing_ok=True)
     except OSError:
         tmp.unlink(missing_ok=True)

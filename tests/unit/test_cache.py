@@ -77,3 +77,25 @@ def test_removed_shared_input_invalidates(tmp_path: Path) -> None:
     write(layout, build(layout))
     (tmp_path / "schemas/_shared/p.json").write_text('{"type": "string"}')
     assert build(layout).reused == []
+
+
+def test_the_cache_ignores_itself_so_it_is_never_committed(tmp_path: Path) -> None:
+    # A user's repository has no .gitignore for it; `git add -A` must not pick it up, or a
+    # check under another toolchain (a pre-commit env) rewrites a committed file.
+    import subprocess
+
+    write_env(tmp_path, "alpha")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    layout = Layout.at(tmp_path)
+    write(layout, build(layout))
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all", "generated"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    listed = sorted(line[3:] for line in status.splitlines())
+    assert listed and all(path.startswith("generated/") for path in listed)
+    assert not [path for path in listed if "cache" in path], listed
+    assert cache_mod.load(tmp_path / "generated") is not None  # and it is still used

@@ -146,7 +146,7 @@ def _sigint_during_swap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     leftovers = [
         p.name for p in (tmp_path / "generated").iterdir() if p.name.startswith(".envgen-")
     ]
-    assert leftovers == [".envgen-cache.json"]  # no stage or aside folder survives
+    assert leftovers == [".envgen-cache"]  # no stage or aside folder survives
 
 
 def test_check_reports_diff_missing_and_stale(tmp_path: Path) -> None:
