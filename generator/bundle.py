@@ -41,6 +41,7 @@ class Bundle:
     defs: dict[str, Any]
     role_names: dict[str, str]
     sources: list[str] = field(default_factory=list)
+    origins: dict[str, tuple[str, str]] = field(default_factory=dict)  # def -> (file, pointer)
 
     def document(self, root_name: str) -> dict[str, Any]:
         """The text handed to the model generator: a root that only holds `$defs`."""
@@ -95,6 +96,7 @@ class Bundler:
             defs=ordered,
             role_names=dict(role_names),
             sources=sorted(self.display(p) for p in self._docs),
+            origins={name: where for name in ordered if (where := self.origin(name))},
         )
 
     # -- loading -----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from envgen_runtime import API_VERSION
 from envgen_runtime._compat import compatible_range
 
 from generator import __version__
-from generator.errors import GenerationError
+from generator.errors import GenerationError, SchemaError
 from generator.fields import sections
 from generator.formatting import format_python
 from generator.loader import EnvInput
@@ -149,10 +149,14 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
     model_names = defined_names(models)
     for client in (names["client"], names["async_client"]):
         if client in model_names:
-            raise GenerationError(
+            message = (
                 f"a schema type is named {client!r}, like a client class; rename that "
                 "$defs entry or set class_prefix in env.toml"
             )
+            origin = env.bundle.origins.get(client)
+            if origin is None:
+                raise GenerationError(message)
+            raise SchemaError(message, file=origin[0], pointer=origin[1])
     context["model_names"] = model_names
     context["exports"] = sorted(
         ["RUNTIME_API", names["client"], names["async_client"], *model_names]

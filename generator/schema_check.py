@@ -13,6 +13,21 @@ from generator.errors import SchemaError
 _ANNOTATIONS = {"title", "description", "$schema", "$id", "$comment", "examples", "default"}
 _CONTAINERS = {"$defs", "definitions"}
 _SHAPE_KEYWORDS = {"properties", "oneOf", "anyOf", "allOf", "$ref", "required"}
+# Keywords whose value maps names to subschemas, and keywords whose value is plain data.
+_NAMED_SCHEMAS = {"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"}
+_DATA = {"enum", "const", "default", "examples"}
+# Keywords outside JSON Schema that the model generator reads: the meta-schema lets any
+# value through, so their shape is checked here (OpenAPI's discriminator object).
+_EXTENSIONS: dict[str, dict[str, Any]] = {
+    "discriminator": {
+        "type": "object",
+        "required": ["propertyName"],
+        "properties": {
+            "propertyName": {"type": "string", "minLength": 1},
+            "mapping": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    }
+}
 
 
 def json_pointer(parts: Any) -> str:
@@ -24,7 +39,7 @@ def check_meta_schema(doc: Any, display: str) -> None:
     """Raise SchemaError (file, pointer, what is wrong) if `doc` is not a valid schema."""
     if not isinstance(doc, dict | bool):
         raise SchemaError(
-            f"a schema must be a JSON object or boolean, not {type(doc).__name__}",
+            f"a schema must be a JSON object or boolean, not {_json_type(doc)}",
             file=display,
             pointer="",
         )
@@ -40,10 +55,46 @@ def check_meta_schema(doc: Any, display: str) -> None:
             pointer=json_pointer(error.absolute_path),
             hint=f"checked against {validator_cls.META_SCHEMA.get('$schema', 'the meta-schema')}",
         )
+    _check_extensions(doc, display, [])
+
+
+def _check_extensions(node: Any, display: str, path: list[str | int]) -> None:
+    """Check the shape of the non-standard keywords envgen acts on, anywhere in a schema."""
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            _check_extensions(item, display, [*path, index])
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        here = [*path, key]
+        if key in _DATA:
+            continue
+        if key in _EXTENSIONS:
+            error = best_match(Draft202012Validator(_EXTENSIONS[key]).iter_errors(value))
+            if error is not None:
+                raise SchemaError(
+                    f"invalid {key}: {error.message}",
+                    file=display,
+                    pointer=json_pointer([*here, *error.absolute_path]),
+                    hint='write {"propertyName": "<tag field>"} (OpenAPI discriminator object)',
+                )
+        elif key in _NAMED_SCHEMAS and isinstance(value, dict):
+            for name, sub in value.items():
+                _check_extensions(sub, display, [*here, name])
+        else:
+            _check_extensions(value, display, here)
 
 
 def check_role_root(doc: Any, display: str, role: str) -> None:
     """An action, observation or state schema must describe a JSON object (or a union of them)."""
+    if not isinstance(doc, dict | bool):
+        raise SchemaError(
+            f"the {role} schema must be a JSON object, not {_json_type(doc)}",
+            file=display,
+            pointer="",
+            hint='start from {"type": "object", "properties": {...}}',
+        )
     if doc is True or (isinstance(doc, dict) and not set(doc) - _ANNOTATIONS - _CONTAINERS):
         raise SchemaError(
             f"the {role} schema is empty, so it accepts any JSON value; envgen needs it to "
@@ -53,8 +104,9 @@ def check_role_root(doc: Any, display: str, role: str) -> None:
             hint='start from {"type": "object", "properties": {...}}',
         )
     if doc is False:
-        raise SchemaError(f"the {role} schema is `false` and accepts nothing", file=display)
-    assert isinstance(doc, dict)
+        raise SchemaError(
+            f"the {role} schema is `false` and accepts nothing", file=display, pointer=""
+        )
     declared = doc.get("type")
     types = declared if isinstance(declared, list) else [declared] if declared else []
     if types and "object" not in types:
@@ -71,3 +123,18 @@ def check_role_root(doc: Any, display: str, role: str) -> None:
             pointer="",
             hint='add "type": "object"',
         )
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, as users wrote it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.errors import GenerationError
+from generator.errors import SchemaError
 from generator.loader import Layout
 from generator.output import build
 from generator.render import cell, comment, docstring, pyrepr
@@ -107,5 +107,7 @@ def test_a_schema_type_named_like_the_async_client_is_refused(tmp_path: Path) ->
         "properties": {"x": {"$ref": "#/$defs/AsyncClashEnv"}},
         "$defs": {"AsyncClashEnv": {"type": "object", "properties": {"y": {"type": "integer"}}}},
     }
-    with pytest.raises(GenerationError, match="AsyncClashEnv"):
+    with pytest.raises(SchemaError, match="AsyncClashEnv") as info:
         _render(tmp_path, "clash_env", observation=observation)
+    assert info.value.file == "schemas/clash_env/observation.schema.json"
+    assert info.value.pointer == "/$defs/AsyncClashEnv"
