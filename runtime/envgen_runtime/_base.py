@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 
     from ._codec import ModelCodec
 
-__all__ = ["ClientCore", "ClientOptions"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "ClientCore", "ClientOptions"]
+
+DEFAULT_MAX_MESSAGE_BYTES = 100 * 1024 * 1024
+"""The largest WebSocket message a client accepts unless told otherwise (100 MiB)."""
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
@@ -49,6 +52,7 @@ class ClientOptions(TypedDict, total=False):
     retry: RetryPolicy | None
     trace: bool | str
     strict: bool
+    max_message_bytes: int | None
 
 
 def _positive(name: str, value: float | None) -> None:
@@ -96,6 +100,7 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         retry: RetryPolicy | None = None,
         trace: bool | str = False,
         strict: bool = False,
+        max_message_bytes: int | None = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         """Connect to ``base_url``, or to the server of ``provider``; nothing is sent yet.
 
@@ -106,7 +111,9 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         HTTP step as the server's ``timeout_s``. ``retry`` (default ``RetryPolicy()``) says
         how ``reset``/``state`` retry; ``trace`` turns on W3C ``traceparent`` headers (True,
         or a parent traceparent to continue); ``strict`` parses observations and states
-        strictly (see ``ModelCodec.decode``).
+        strictly (see ``ModelCodec.decode``). ``max_message_bytes`` is the largest WebSocket
+        message accepted (default 100 MiB; None: no limit); a larger reply raises
+        ProtocolError naming this option.
         """
         spec = self._spec()
         name = transport if transport is not None else spec.transport
@@ -116,6 +123,14 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         _positive("connect_timeout_s", connect_timeout_s)
         _positive("read_timeout_s", read_timeout_s)
         _positive("step_timeout_s", step_timeout_s)
+        if max_message_bytes is not None and (
+            isinstance(max_message_bytes, bool)
+            or not isinstance(max_message_bytes, int)
+            or max_message_bytes <= 0
+        ):
+            raise ValueError(
+                f"max_message_bytes must be a positive int or None, got {max_message_bytes!r}"
+            )
         if retry is not None and not isinstance(retry, RetryPolicy):
             raise TypeError("retry must be a RetryPolicy (RetryPolicy.never() disables retries)")
         if base_url is None and provider is None:
@@ -135,6 +150,7 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         self._trace = _trace_context(trace)
         self._retry = retry if retry is not None else RetryPolicy()
         self._strict = bool(strict)
+        self._max_message_bytes = max_message_bytes
         self._episode_id: str | None = None
         self._episode_id_given = False
         self._provider = provider
@@ -226,6 +242,11 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
     def read_timeout_s(self) -> float:
         """Limit for each reply, in seconds (an HTTP step's covers ``step_timeout_s``)."""
         return self._read_timeout_s
+
+    @property
+    def max_message_bytes(self) -> int | None:
+        """The largest WebSocket message accepted, in bytes (None: no limit)."""
+        return self._max_message_bytes
 
     @property
     def default_headers(self) -> Mapping[str, str]:

@@ -41,7 +41,8 @@ class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):
 
     Constructor: ``EnvClient(base_url=None, request_timeout_s=15.0, default_headers=None,
     provider=None, *, transport=None, step_timeout_s=None, connect_timeout_s=None,
-    read_timeout_s=None, retry=None, trace=False, strict=False)``; see ``ClientCore``.
+    read_timeout_s=None, retry=None, trace=False, strict=False,
+    max_message_bytes=100 MiB)``; see ``ClientCore``.
     """
 
     # ------------------------------------------------------------------ construction
@@ -80,7 +81,9 @@ class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):
             return HttpTransport(
                 self._base_url, step_timeout_s=self._step_timeout_s, **self._transport_options()
             )
-        return WebSocketTransport(self._base_url, **self._transport_options())
+        return WebSocketTransport(
+            self._base_url, max_message_bytes=self._max_message_bytes, **self._transport_options()
+        )
 
     @property
     def transport(self) -> Transport:

@@ -133,7 +133,9 @@ class AsyncEnvClient(AsyncProviderLaunchers, ClientCore[ActT, ObsT, StateT, Asyn
             return AsyncHttpTransport(
                 self._base_url, step_timeout_s=self._step_timeout_s, **self._transport_options()
             )
-        return AsyncWebSocketTransport(self._base_url, **self._transport_options())
+        return AsyncWebSocketTransport(
+            self._base_url, max_message_bytes=self._max_message_bytes, **self._transport_options()
+        )
 
     @property
     def transport(self) -> AsyncTransport:

@@ -41,6 +41,8 @@ BODY_LIMIT = 2000
 # Server error codes after which an OpenEnv server closes the WebSocket itself.
 SESSION_ENDING_CODES = frozenset({"CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"})
 
+_MESSAGE_TOO_BIG = 1009  # the WebSocket close code a client sends for a message too big
+
 _REQUEST_ROLES = {"step": "action", "reset": "reset request", "state": "state request"}
 
 
@@ -440,6 +442,17 @@ def _map_websockets(
 ) -> EnvgenRuntimeError:
     where = redact_url(url)
     if isinstance(exc, ws_exc.ConnectionClosed):
+        sent = exc.sent
+        if sent is not None and sent.code == _MESSAGE_TOO_BIG:
+            received = truncate(sent.reason, 200)
+            return ProtocolError(
+                f"{op} failed: the reply from {where} is larger than this client accepts "
+                f"({received}), so the client refused it and closed the WebSocket (code "
+                "1009); that session and its episode are gone. Raise the limit with the "
+                "client option max_message_bytes=... (None: no limit), then call reset()",
+                received=received,
+                op=op,
+            )
         frame = exc.rcvd
         if frame is None:
             detail = "no close frame"

@@ -260,6 +260,16 @@ class WebSocketCommon:
             return "a request was cancelled before its reply arrived"
         return f"a request was interrupted ({type(error).__name__})"
 
+    def _session_lost(self, op: Op, exc: EnvConnectionError) -> EnvConnectionError:
+        """The error for a connection failure mid-request on an established session.
+
+        That call is the first to learn that the session (and its episode) is gone, so it
+        raises ``SessionLostError`` like every later call, not a plain connection error.
+        """
+        if isinstance(exc, SessionLostError):
+            return exc
+        return SessionLostError(exc.message, op=op, url=self._url)
+
     @staticmethod
     def _parse_reply(op: Op, raw: str | bytes) -> dict[str, Any]:
         """The ``data`` object of the expected reply; runtime errors for anything else."""
@@ -306,6 +316,22 @@ class WebSocketCommon:
         if message.get("type") != "error":
             return None
         return ws_error(message.get("data"), op=op, raw=text)
+
+
+def abandon(conn: ClientConnection | DirectConnection) -> None:
+    """Close a connection now, without waiting for the server's side of the close."""
+    from ._wsdirect import DirectConnection
+
+    if isinstance(conn, DirectConnection):
+        conn.abort()
+        return
+    import socket
+
+    # websockets' threaded client: shutting the socket down ends its reader thread at once.
+    sock = conn.socket
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    sock.close()
 
 
 class WebSocketTransport(WebSocketCommon):
@@ -374,12 +400,16 @@ class WebSocketTransport(WebSocketCommon):
         return threaded
 
     def _drop(self, reason: str) -> None:
-        """Forget the current connection; its server session (and episode) ends with it."""
+        """Forget the current connection; its server session (and episode) ends with it.
+
+        The connection is abandoned without a closing handshake: the server may be dead or
+        frozen, and waiting for its close frame would overrun the caller's timeout.
+        """
         conn, self._conn = self._conn, None
         if conn is not None:
             self._mark_lost(reason)
             with contextlib.suppress(Exception):  # best effort: it is being abandoned
-                conn.close()
+                abandon(conn)
 
     def _pending_server_error(
         self, conn: ClientConnection | DirectConnection, op: Op
@@ -404,9 +434,11 @@ class WebSocketTransport(WebSocketCommon):
                 self._check_not_lost(op)
             try:
                 raw = self._exchange(op, text, headers)
-            except EnvConnectionError:
-                if not (reused and op == "reset"):
+            except EnvConnectionError as exc:
+                if not reused:
                     raise
+                if op != "reset":
+                    raise self._session_lost(op, exc) from exc.__cause__
                 # The server closed an idle session (restart, idle reaping). A reset starts
                 # a new episode anyway, so it may safely go to a new session once.
                 raw = self._exchange(op, text, headers)

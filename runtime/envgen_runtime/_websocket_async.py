@@ -18,8 +18,6 @@ from ._transport import Op
 from ._websocket import CLOSE_MESSAGE, TIMEOUT_HINT, WebSocketCommon, ends_session
 
 if TYPE_CHECKING:
-    import asyncio
-
     from websockets.asyncio.client import ClientConnection
 
 __all__ = ["AsyncWebSocketTransport"]
@@ -28,6 +26,20 @@ __all__ = ["AsyncWebSocketTransport"]
 async def _quiet_close(conn: ClientConnection) -> None:
     with contextlib.suppress(Exception):  # best effort: the session is being abandoned
         await conn.close()
+
+
+def _abandon(conn: ClientConnection) -> None:
+    """Close now: a close frame is queued but never waited for (the server may be frozen)."""
+    from websockets.protocol import State
+
+    with contextlib.suppress(Exception):
+        protocol = conn.protocol
+        if protocol.state is State.OPEN:
+            protocol.send_close(1001)
+            for data in protocol.data_to_send():
+                if data:
+                    conn.transport.write(data)
+    conn.transport.close()  # flushes what the socket takes, in the background
 
 
 class AsyncWebSocketTransport(WebSocketCommon):
@@ -61,7 +73,6 @@ class AsyncWebSocketTransport(WebSocketCommon):
         )
         self._conn: ClientConnection | None = None
         self._lock = asyncio.Lock()
-        self._closing: set[asyncio.Task[None]] = set()
 
     @property
     def connected(self) -> bool:
@@ -84,18 +95,14 @@ class AsyncWebSocketTransport(WebSocketCommon):
     def _drop(self, reason: str) -> None:
         """Forget the current connection; its server session (and episode) ends with it.
 
-        Synchronous so that it also works while a cancellation unwinds: the close handshake
-        runs in a task that ``close()`` waits for.
+        Synchronous so that it also works while a cancellation unwinds; the connection is
+        abandoned without waiting for the server's close (it may be dead or frozen).
         """
-        import asyncio
-
         conn, self._conn = self._conn, None
         if conn is None:
             return
         self._mark_lost(reason)
-        task = asyncio.get_running_loop().create_task(_quiet_close(conn))
-        self._closing.add(task)
-        task.add_done_callback(self._closing.discard)
+        _abandon(conn)
 
     async def _pending_server_error(self, conn: ClientConnection, op: Op) -> ServerError | None:
         import asyncio
@@ -121,9 +128,11 @@ class AsyncWebSocketTransport(WebSocketCommon):
                 self._check_not_lost(op)
             try:
                 raw = await self._exchange(op, text, headers)
-            except EnvConnectionError:
-                if not (reused and op == "reset"):
+            except EnvConnectionError as exc:
+                if not reused:
                     raise
+                if op != "reset":
+                    raise self._session_lost(op, exc) from exc.__cause__
                 # An idle session closed by the server: a reset may go to a new one, once.
                 raw = await self._exchange(op, text, headers)
             try:
@@ -177,9 +186,5 @@ class AsyncWebSocketTransport(WebSocketCommon):
 
     async def close(self) -> None:
         """End the session politely (``{"type": "close"}``) and close; idempotent."""
-        import asyncio
-
         self._closed = True
         await self._end_session()
-        if self._closing:
-            await asyncio.gather(*self._closing, return_exceptions=True)

@@ -189,6 +189,23 @@ class DirectConnection:
                 self._finish_close()
         KEEPER.unregister(self)
 
+    def abort(self) -> None:
+        """Close without waiting: a close frame if the socket takes it at once, then close.
+
+        For a connection being abandoned (a timeout, a refused reply): a dead or frozen
+        server never answers the closing handshake, and the caller must not wait for it.
+        """
+        with self._lock:
+            if not self._sock_closed:
+                if self._protocol.state is _OPEN:
+                    self._protocol.send_close(CloseCode.GOING_AWAY)
+                    data = b"".join(self._protocol.data_to_send())
+                    with contextlib.suppress(OSError):
+                        self._sock.send(data, socket.MSG_DONTWAIT)
+                self._close_socket()
+            self._protocol.receive_eof()
+        KEEPER.unregister(self)
+
     # ------------------------------------------------------------------ internals
 
     def _handshake(self, deadline: float) -> None:

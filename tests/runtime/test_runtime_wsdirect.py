@@ -22,6 +22,7 @@ import pytest
 from envgen_runtime import (
     EnvConnectionError,
     EnvTimeoutError,
+    ProtocolError,
     WebSocketTransport,
     _wsdirect,
 )
@@ -273,8 +274,11 @@ def test_message_larger_than_max_size_is_refused() -> None:
 
     with ws_server(handler) as url:
         transport = WebSocketTransport(url, timeout_s=5, max_message_bytes=1000)
-        with pytest.raises(EnvConnectionError) as info:
+        with pytest.raises(ProtocolError) as info:
             transport.request("state", {})
+        # the client refused it (not "the server closed"), and says how to raise the limit
+        assert "max_message_bytes" in info.value.message
+        assert "server closed" not in info.value.message
         # as with websockets' threaded client: we closed with 1009 (message too big)
         cause = info.value.__cause__
         assert isinstance(cause, ConnectionClosedError)

@@ -1,0 +1,45 @@
+"""Issue 11's items one by one, where the matrix alone does not say enough."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from envgen_runtime import ProtocolError, SessionLostError
+
+from tests.runtime.clients import AsyncCounterEnv, CounterAction, CounterEnv
+
+from .conftest import fault_url
+
+HI = CounterAction(message="hi")
+
+
+def test_max_message_bytes_is_a_client_option(faultserver: str) -> None:
+    """Item 3: a smaller limit refuses the 50 MB reply, saying which option raises it."""
+    url = fault_url(faultserver, "big")
+    with CounterEnv(url, request_timeout_s=5.0, max_message_bytes=10 * 1024 * 1024) as env:
+        assert env.max_message_bytes == 10 * 1024 * 1024
+        env.reset()
+        with pytest.raises(ProtocolError, match="max_message_bytes") as info:
+            env.step(HI)
+        assert "1009" in info.value.message
+        with pytest.raises(SessionLostError):
+            env.state()
+
+
+def test_max_message_bytes_none_lifts_the_limit(faultserver: str) -> None:
+    """Item 3: the 120 MB reply the default refuses arrives with no limit."""
+
+    async def scenario() -> int:
+        url = fault_url(faultserver, "huge")
+        async with AsyncCounterEnv(url, request_timeout_s=10.0, max_message_bytes=None) as env:
+            await env.reset()
+            return len((await env.step(HI)).observation.echoed)
+
+    assert asyncio.run(scenario()) == 120 * 1024 * 1024
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "10"])
+def test_max_message_bytes_is_checked(bad: object) -> None:
+    with pytest.raises(ValueError, match="max_message_bytes"):
+        CounterEnv("http://127.0.0.1:9", max_message_bytes=bad)  # type: ignore[arg-type]
