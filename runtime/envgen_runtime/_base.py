@@ -384,8 +384,9 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         try:
             return self._parse_result(payload)
         except ProtocolError as exc:
-            if exc.op is None:
+            if exc.op is None:  # from the envelope check, which cannot know the op
                 exc.op = op
+                exc.args = (f"{op} failed: {exc.message}", *exc.args[1:])
             raise
 
     def _stop_owned_provider(self) -> None:

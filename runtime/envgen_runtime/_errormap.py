@@ -60,7 +60,10 @@ def quote(data: bytes | str | Any, limit: int = RECEIVED_LIMIT) -> str:
     elif isinstance(data, str):
         text = data
     else:
-        text = repr(data)
+        try:  # a decoded reply: show it as the JSON text it came as, not a Python repr
+            text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            text = repr(data)
     return truncate(text, limit)
 
 

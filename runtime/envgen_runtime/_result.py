@@ -43,9 +43,9 @@ class StepResult(Generic[ObsT]):
 
 def _envelope_error(problem: str, payload: Any) -> ProtocolError:
     received = quote(payload if not isinstance(payload, Mapping) else dict(payload))
-    # The op (reset or step) is filled in by EnvClient, which knows it.
+    # The op (reset or step) and the "<op> failed: " prefix are added by the client.
     return ProtocolError(
-        f"reset/step reply {problem}; expected "
+        f"the reply {problem}; expected "
         '{"observation": {...}, "reward": number|null, "done": bool}; '
         f"received: {received}",
         received=received,

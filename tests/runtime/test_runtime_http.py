@@ -162,6 +162,7 @@ def test_bad_envelope_is_protocol_error_with_op() -> None:
         with env, pytest.raises(ProtocolError) as info:
             env.reset()
     assert info.value.op == "reset" and "no 'observation' key" in str(info.value)
+    assert str(info.value).startswith("reset failed: the reply has no")
 
 
 def test_bad_state_is_validation_error() -> None:
