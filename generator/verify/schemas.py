@@ -1,0 +1,91 @@
+"""The committed schemas of one env, as jsonschema validators and a source for hypothesis.
+
+The bundle `envgen generate` builds (every `$ref`, cross-file ones included, gathered into one
+`$defs` table) is what the committed client was generated from, so it is what replies are
+held to.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from generator.diff.model import Role
+from generator.loader import EnvInput, Layout, load_env, role_file
+
+ROLES: tuple[Role, ...] = ("action", "observation", "state")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One way a document breaks a schema: where, what, and the value found there."""
+
+    pointer: str
+    message: str
+    value: Any
+
+
+def _pointer(path: Any) -> str:
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+
+
+class CommittedSchemas:
+    """Validators for the action, observation and state of one env."""
+
+    def __init__(self, layout: Layout, name: str) -> None:
+        self.env: EnvInput = load_env(layout, name)
+        self.files = {
+            role: layout.display(role_file(layout.schemas / name, role)) for role in ROLES
+        }
+        defs = self.env.bundle.defs
+        self.documents = {
+            role: {"$defs": defs, "$ref": f"#/$defs/{self.env.bundle.role_names[role]}"}
+            for role in ROLES
+        }
+        self._validators = {
+            role: jsonschema.Draft202012Validator(
+                doc, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+            )
+            for role, doc in self.documents.items()
+        }
+
+    @property
+    def name(self) -> str:
+        return self.env.name
+
+    def problems(self, role: Role, document: Any) -> list[Problem]:
+        """Every way `document` breaks the committed `role` schema, in a stable order."""
+        errors = sorted(
+            self._validators[role].iter_errors(document),
+            key=lambda e: (list(map(str, e.absolute_path)), e.message),
+        )
+        return [Problem(_pointer(e.absolute_path), e.message, e.instance) for e in errors]
+
+    def envelope_problems(self, reply: dict[str, Any]) -> list[Problem]:
+        """A reset/step reply: the observation, a finite reward or null, a boolean done."""
+        found: list[Problem] = []
+        if "observation" not in reply:
+            found.append(Problem("", "the reply has no 'observation'", reply))
+        else:
+            found += [
+                Problem("/observation" + p.pointer, p.message, p.value)
+                for p in self.problems("observation", reply["observation"])
+            ]
+        if not isinstance(reply.get("done"), bool):
+            found.append(Problem("/done", "'done' must be true or false", reply.get("done")))
+        return found
+
+
+def reward_problem(reply: dict[str, Any]) -> Problem | None:
+    """A reward that is not a finite number or null."""
+    reward = reply.get("reward")
+    if reward is None:
+        return None
+    if isinstance(reward, bool) or not isinstance(reward, int | float):
+        return Problem("/reward", "reward must be a number or null", reward)
+    if not math.isfinite(reward):
+        return Problem("/reward", "reward must be finite", reward)
+    return None
