@@ -14,7 +14,8 @@ from typing import Any
 
 import click
 
-from generator.diff.formats import FORMATS, render
+from generator.cli_options import verbosity, verbosity_options
+from generator.diff.formats import FORMATS, render, text
 from generator.diff.gate import FAIL_ON
 from generator.diff.model import ROLES, Report, Role
 from generator.diff.rules import RULES
@@ -98,6 +99,7 @@ def _policy_options(func: Any) -> Any:
     help="Write the report to this file instead of standard output.",
 )
 @click.option("--rules", "list_rules", is_flag=True, help="List every rule id and exit.")
+@verbosity_options
 @click.argument("args", nargs=-1)
 @click.pass_context
 def diff(
@@ -123,7 +125,11 @@ def diff(
     a change breaks when the new schema rejects what the old accepted. Observation and
     state are written by the server: a change breaks when the new schema allows what the
     old rejected. Each change gets a rule id, a JSON pointer, a class (breaking,
-    breaking-code, safe) and, for wire breaks, a witness value.
+    breaking-code, safe) and, for wire breaks, a witness value. A failing change says how
+    to resolve it: the version to raise to, or the ignore-file entry to add.
+
+    With --format text, --quiet prints only the failing changes and the summary line, and
+    --verbose adds each env's reader policy; the other formats are unaffected.
     """
     if list_rules:
         click.echo(_rules_table())
@@ -157,11 +163,12 @@ def diff(
     except InputError as exc:
         click.secho(f"error: {exc}", fg="red", err=True)
         sys.exit(EXIT_INPUT)
-    text = render(report, fmt)
+    level = verbosity()
+    shown = text.render(report, level) if fmt == "text" else render(report, fmt)
     if output is not None:
-        output.write_text(click.unstyle(text), encoding="utf-8")
+        output.write_text(click.unstyle(shown), encoding="utf-8")
     else:
-        click.echo(text, nl=False)
+        click.echo(shown, nl=False)
     if report.failed:
         sys.exit(EXIT_FAILED)
 

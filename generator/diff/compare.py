@@ -196,8 +196,12 @@ class Walker:
         message: str,
         note: str = "",
         witness: Callable[[], Any] | None = None,
+        at: str | None = None,
     ) -> None:
         """Record a finding; `rules` is (rule when the writer is old, when it is new).
+
+        `at` is the instance path when it is below `site` (a property of the object at
+        `site`); `site` still decides how the witness is built.
 
         `{W}`/`{R}` in the message become "old schema"/"new schema" for this direction.
         """
@@ -212,7 +216,7 @@ class Walker:
                 breaking=breaking,
                 old_loc=old_loc,
                 new_loc=new_loc,
-                path=site.path,
+                path=site.path if at is None else at,
                 message=message.replace("{W}", w_name).replace("{R}", r_name),
                 note=note,
                 witness=witness if breaking else None,

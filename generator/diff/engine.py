@@ -9,15 +9,10 @@ from generator.diff.sides import Side
 from generator.diff.wire import wire_changes
 from generator.jsonio import canonical_json
 
-# Code changes that a wire break at the same place already explains.
-_EXPLAINED = {
-    "code.attribute-removed",
-    "code.attribute-renamed",
-    "code.type-changed",
-    "code.type-changed-compatibly",
-    "code.attribute-now-required",
-    "code.attribute-added",
-}
+# Safe code changes that a wire break at the same place already explains. A code change
+# that breaks generated-API users (breaking-code) is always kept, even beside a wire break:
+# fixing the wire (say, with a compatibility version raise) does not fix callers' code.
+_EXPLAINED = {"code.type-changed-compatibly", "code.attribute-added"}
 
 
 def unchanged(old: Side, new: Side) -> bool:
@@ -41,13 +36,37 @@ def compare_sides(
         changes.extend(wire_changes(role, old, new, policy))
     if code:
         wire_breaks = [c for c in changes if c.change_class == "breaking"]
+        paths = {(c.file, c.pointer): c.path for c in changes if c.path}
         for change in code_changes(old, new):
             if change.rule in _EXPLAINED and _explained(change, wire_breaks):
                 continue
             if change.role is not None and change.role not in roles:
                 continue
+            change.path = paths.get((change.file, change.pointer)) or instance_path(change.pointer)
             changes.append(change)
     return sorted(changes, key=Change.sort_key)
+
+
+def instance_path(pointer: str) -> str:
+    """The value's path for a schema pointer made of properties/items steps from the root.
+
+    `/properties/a/items/properties/b` -> `/a/0/b` (an item stands for every item). Pointers
+    into `$defs` (a class used in several places) have no single path: "".
+    """
+    tokens = pointer.split("/")[1:] if pointer else []
+    out: list[str] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token in ("properties", "prefixItems") and index + 1 < len(tokens):
+            out.append(tokens[index + 1])
+            index += 2
+        elif token == "items":
+            out.append("0")
+            index += 1
+        else:
+            return ""
+    return "".join(f"/{part}" for part in out)
 
 
 def _explained(change: Change, breaks: list[Change]) -> bool:

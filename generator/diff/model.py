@@ -59,7 +59,10 @@ class EnvVersion:
 
     @property
     def major_bumped(self) -> bool:
-        """Compatibility level raised: 1.x -> 2.x, and 0.1.x -> 0.2.x as Cargo reads semver."""
+        """Compatibility version raised: 1.x -> 2.x, and 0.1.x -> 0.2.x as Cargo reads semver.
+
+        (The name is kept for the JSON report's `major_bumped` key.)
+        """
         if not self.base or not self.head:
             return False
         return compat_level(self.head) > compat_level(self.base)
@@ -87,6 +90,10 @@ class EnvReport:
     policy: dict[str, bool] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
     stale_ignores: list[str] = field(default_factory=list)
+    # Where an ignore entry for this env goes (schemas/<env>/compat-ignore.toml); "" when
+    # comparing two files, where entries go in a file passed with --ignore.
+    ignore_file: str = ""
+    manifest_file: str = ""  # the env.toml whose version a compatibility raise changes
 
     def failing(self) -> list[Change]:
         return [c for c in self.changes if c.status == "fails"]

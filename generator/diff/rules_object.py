@@ -113,11 +113,20 @@ def _property(
                 f"property {name!r} {verb}",
                 note=soft_note,
                 witness=without,
+                at=below.path,
             )
             return
         removed = "property.removed-required" if r_req else "property.removed"
         verb = "added" if wk.w_old else "removed"
-        wk.emit(site, w_loc, r_loc, ("property.added", removed), False, f"property {name!r} {verb}")
+        wk.emit(
+            site,
+            w_loc,
+            r_loc,
+            ("property.added", removed),
+            False,
+            f"property {name!r} {verb}",
+            at=below.path,
+        )
         return
     if r_req and not w_req:
         verb = "is now required" if wk.w_old else "is no longer required"
@@ -130,6 +139,7 @@ def _property(
             f"property {name!r} {verb}",
             note=soft_note,
             witness=without,
+            at=below.path,
         )
     elif w_req and not r_req:
         verb = "is no longer required" if wk.w_old else "is now required"
@@ -140,6 +150,7 @@ def _property(
             ("required.removed", "required.added"),
             False,
             f"property {name!r} {verb}",
+            at=below.path,
         )
 
 
@@ -182,13 +193,22 @@ def _writer_only(
                     wk.examples.object_with(w.schema, fill=True),
                 ],
             ),
+            at=below.path,
         )
         return
     if ro.typed_extra:
         wk.compare(w.child("properties", name), r.child("additionalProperties"), below)
     added = "property.added-required" if name in wo.required else "property.added"
     verb = "removed" if wk.w_old else "added"
-    wk.emit(site, w_loc, r_loc, ("property.removed", added), False, f"property {name!r} {verb}")
+    wk.emit(
+        site,
+        w_loc,
+        r_loc,
+        ("property.removed", added),
+        False,
+        f"property {name!r} {verb}",
+        at=below.path,
+    )
 
 
 def _closedness(wk: Walker, wo: _Object, ro: _Object, site: Site, closed: bool, note: str) -> None:

@@ -51,6 +51,8 @@ def diff_revisions(
             env_file = new_layout.schemas / name / ignore.ENV_FILE
             entries = ignore.load(env_file, _shown(new_layout.display(env_file), head), name)
             env_report = _env_report(name, old, new, options)
+            env_report.ignore_file = layout.display(layout.schemas / name / ignore.ENV_FILE)
+            env_report.manifest_file = layout.display(layout.schemas / name / "env.toml")
             judge(env_report, options.fail_on, ignore.IgnoreSet([*repo_entries, *entries]))
             _add_lines(env_report, new_layout if new else old_layout)
             report.envs.append(env_report)

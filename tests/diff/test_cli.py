@@ -46,7 +46,8 @@ def test_role_mode_on_an_example_schema(tmp_path: Path) -> None:
     result = run("--role", "observation", str(source), new, "--format", "json")
     assert result.exit_code == 1
     rules = [c["rule"] for c in json.loads(result.output)["envs"][0]["changes"]]
-    assert rules == ["type.changed"]  # the attribute's type change is the same finding
+    # The wire break, and the generated attribute's type change for code reading it.
+    assert rules == ["code.type-changed", "type.changed"]
 
 
 def test_colour_only_on_a_terminal(tmp_path: Path) -> None:

@@ -39,9 +39,12 @@ def test_enum_value_added_in_all_four_formats(repo: Path) -> None:
     result = run(repo, "--base", "HEAD~1", "--format", "json")
     assert result.exit_code == 1
     report = json.loads(result.output)
-    assert report["result"] == "fail" and report["counts"]["failing"] == 1
+    # The wider Literal also breaks code reading `facing`: reported as both (issue 10).
+    assert report["result"] == "fail" and report["counts"]["failing"] == 2
     grid = next(e for e in report["envs"] if e["env"] == "grid_env")
-    (change,) = grid["changes"]
+    code, change = grid["changes"]
+    assert code["rule"] == "code.type-changed" and code["class"] == "breaking-code"
+    assert code["pointer"] == "/properties/facing" and code["path"] == "/facing"
     assert change["rule"] == "enum.value-added" and change["class"] == "breaking"
     assert change["role"] == "observation" and change["status"] == "fails"
     assert change["pointer"] == "/properties/facing/enum" and change["line"] == 45
@@ -176,8 +179,11 @@ def test_working_tree_is_the_default_head(repo: Path) -> None:
     report = json.loads(result.output)
     assert report["head"] == "working tree"
     echo = next(e for e in report["envs"] if e["env"] == "echo_env")
-    assert [c["rule"] for c in echo["changes"]] == ["required.added"]
-    assert echo["changes"][0]["witness"] == {"message": "a"}
+    # The wire break, and the code breaks of a field losing its default (issue 10).
+    rules = [c["rule"] for c in echo["changes"]]
+    assert rules == ["code.attribute-now-required", "code.type-changed", "required.added"]
+    assert echo["changes"][2]["witness"] == {"message": "a"}
+    assert {c["path"] for c in echo["changes"]} == {"/metadata"}
     # Comparing two commits ignores the working tree.
     assert run(repo, "--base", "HEAD~1", "--head", "HEAD", "echo_env").exit_code == 0
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from generator.diff.gate import wire_companion
 from generator.diff.model import Change, EnvReport, Report
+from generator.diff.resolve import ignore_entry, ignore_target, version_hint
 
 STATUS_TEXT = {
     "fails": "FAIL",
@@ -16,7 +18,7 @@ STATUS_TEXT = {
 }
 STATUS_HELP = {
     "fails": "fails the check",
-    "allowed": "the env's major version was raised",
+    "allowed": "the env's compatibility version was raised",
     "ignored": "ignored by an ignore file",
     "reported": "below the --fail-on threshold",
     "ok": "safe",
@@ -37,7 +39,8 @@ def version_text(env: EnvReport) -> str:
     base, head = env.version.base or "-", env.version.head or "-"
     if base == head:
         return base
-    return f"{base} -> {head}" + (" (major)" if env.version.major_bumped else "")
+    raised = " (compatibility version raised)" if env.version.major_bumped else ""
+    return f"{base} -> {head}{raised}"
 
 
 def summary(report: Report) -> str:
@@ -49,3 +52,27 @@ def summary(report: Report) -> str:
     if report.failed:
         return f"FAIL: {counts['failing']} change(s) fail ({tally}; --fail-on {report.fail_on})"
     return f"PASS: nothing fails ({tally}; --fail-on {report.fail_on})"
+
+
+def resolution(env: EnvReport) -> list[str]:
+    """How to make `env`'s failing changes pass, as plain lines (empty when nothing fails)."""
+    failing = env.failing()
+    if not failing:
+        return []
+    lines = []
+    raise_to = version_hint(env)
+    if raise_to:
+        where = f" in {env.manifest_file}" if env.manifest_file else ""
+        lines.append(
+            f"to resolve: raise the version {raise_to}{where} (allows every break), or accept "
+            f"each failing change in {ignore_target(env)}:"
+        )
+    else:
+        lines.append(f"to resolve: accept each failing change in {ignore_target(env)}:")
+    # An entry for a wire break also covers the code change it explains.
+    needed = [c for c in failing if wire_companion(c, env.changes) not in failing]
+    for index, change in enumerate(needed):
+        if index:
+            lines.append("")
+        lines += ignore_entry(change)
+    return lines

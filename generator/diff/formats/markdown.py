@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import html
 
-from generator.diff.formats.common import STATUS_HELP, summary, version_text, witness_text
+from generator.diff.formats.common import (
+    STATUS_HELP,
+    resolution,
+    summary,
+    version_text,
+    witness_text,
+)
 from generator.diff.model import Change, Report
 
 _MARK = {
@@ -29,11 +35,15 @@ def render(report: Report) -> str:
         f"## {icon} envgen diff",
         "",
         f"Compared `{cell(report.base)}` with `{cell(report.head)}`. {cell(summary(report))}",
-        "",
-        "| env | version | status | breaking | breaking-code | safe | failing |",
-        "|---|---|---|---|---|---|---|",
     ]
-    for env in report.envs:
+    changed = [env for env in report.envs if env.status != "unchanged"]
+    if changed:
+        lines += [
+            "",
+            "| env | version | status | breaking | breaking-code | safe | failing |",
+            "|---|---|---|---|---|---|---|",
+        ]
+    for env in changed:
         count = {
             k: sum(c.change_class == k for c in env.changes)
             for k in ("breaking", "breaking-code", "safe")
@@ -43,6 +53,9 @@ def render(report: Report) -> str:
             f"| {cell(env.env)} | {cell(version_text(env))} | {env.status} | {count['breaking']} "
             f"| {count['breaking-code']} | {count['safe']} | {failing} |"
         )
+    unchanged = len(report.envs) - len(changed)
+    if unchanged:
+        lines += ["", f"{unchanged} unchanged env{'' if unchanged == 1 else 's'} not listed."]
     for env in report.envs:
         if not env.changes:
             continue
@@ -75,6 +88,11 @@ def render(report: Report) -> str:
         if env.stale_ignores:
             lines += ["", "Ignore entries that matched nothing:", ""]
             lines += [f"- {cell(s)}" for s in env.stale_ignores]
+        hints = resolution(env)
+        if hints:
+            fence = "`" * max(3, 1 + _longest_backtick_run(hints))
+            lines += ["", f"**{cell(hints[0][:1].upper() + hints[0][1:])}**", "", fence + "toml"]
+            lines += [*hints[1:], fence]
     lines += [
         "",
         "<sub>Statuses: "
@@ -96,3 +114,14 @@ def _row(change: Change) -> str:
         f"| {_MARK[change.status]} | {change.change_class} | {change.role or '-'} "
         f"| `{cell(change.rule)}` | {place} | {text} |"
     )
+
+
+def _longest_backtick_run(lines: list[str]) -> int:
+    """So a code fence is longer than any run of backticks inside it (names are user text)."""
+    longest = 0
+    for line in lines:
+        run = 0
+        for char in line:
+            run = run + 1 if char == "`" else 0
+            longest = max(longest, run)
+    return longest

@@ -4,29 +4,51 @@ from __future__ import annotations
 
 import click
 
-from generator.diff.formats.common import STATUS_TEXT, summary, version_text, where, witness_text
+from generator.cli_options import Verbosity
+from generator.diff.formats.common import (
+    STATUS_TEXT,
+    resolution,
+    summary,
+    version_text,
+    where,
+    witness_text,
+)
 from generator.diff.model import Change, Report
 
 _COLOURS = {"fails": "red", "allowed": "yellow", "ignored": "yellow", "reported": "yellow"}
 _CLASS_COLOURS = {"breaking": "red", "breaking-code": "magenta", "safe": "green"}
 
 
-def render(report: Report) -> str:
-    lines = [
-        click.style(f"envgen diff: {report.base} -> {report.head}", bold=True)
-        + f" (fail on {report.fail_on})",
-        "",
-    ]
+def render(report: Report, level: Verbosity = Verbosity.NORMAL) -> str:
+    """--quiet: failing changes and the summary only; --verbose: also each env's policy."""
+    lines = []
+    if level >= Verbosity.NORMAL:
+        lines += [
+            click.style(f"envgen diff: {report.base} -> {report.head}", bold=True)
+            + f" (fail on {report.fail_on})",
+            "",
+        ]
     for env in report.envs:
         header = f"{env.env} {version_text(env)}: {env.status}"
+        if level == Verbosity.QUIET:
+            for change in env.failing():
+                lines.append(f"{env.env}: {_change(change)[0].strip()}")
+            continue
         if env.status == "unchanged":
             lines.append(click.style(header, dim=True))
             continue
         lines.append(click.style(header, bold=True))
+        if level == Verbosity.VERBOSE:
+            policy = ", ".join(f"{k}={str(v).lower()}" for k, v in env.policy.items())
+            lines.append(f"  policy: {policy}")
         for change in env.changes:
             lines.extend(_change(change))
         for stale in env.stale_ignores:
             lines.append(click.style(f"  note: ignore entry matched nothing: {stale}", fg="yellow"))
+        hints = resolution(env)
+        if hints:
+            lines.append(click.style(f"  {hints[0]}", fg="cyan"))
+            lines += [f"    {line}" if line else "" for line in hints[1:]]
         lines.append("")
     colour = "red" if report.failed else "green"
     lines.append(click.style(summary(report), fg=colour, bold=True))
