@@ -6,6 +6,8 @@ message names the file and JSON pointer, or the argument); 3 generation failed i
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -14,18 +16,29 @@ import click
 
 from generator import __version__
 from generator.adopt import AdoptReport, adopt
+from generator.check_formats import CHECK_FORMATS, render_github, render_json
+from generator.cli_options import (
+    Verbosity,
+    check_class_prefix,
+    check_semver,
+    detail,
+    say,
+    verbosity,
+    verbosity_options,
+)
 from generator.containers_cli import containers
 from generator.diff.command import diff as diff_command
 from generator.diff.model import CLASS_ORDER
 from generator.env_folder import EnvFiles
 from generator.errors import EnvExistsError, EnvgenError, GenerationError, InputError
 from generator.importer import schemas_from_models
-from generator.interop import semver_or_default
-from generator.loader import Layout, discover_envs
+from generator.listing import list_envs
+from generator.loader import Layout
 from generator.output import InputErrors, build, check, write
 from generator.pull import BadURLError, server_url
 from generator.pull import pull as pull_schemas
 from generator.scaffold import new_env
+from generator.verify.command import verify_command
 
 EXIT_CHECK_FAILED = 1
 EXIT_INPUT = 2
@@ -46,7 +59,8 @@ def _fail(exc: EnvgenError) -> None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="envgen")
+@click.version_option(__version__, "-V", "--version", prog_name="envgen")
+@verbosity_options
 @click.option(
     "--root",
     type=click.Path(file_okay=False, path_type=Path),
@@ -74,6 +88,9 @@ def main(ctx: click.Context, root: Path, schemas_dir: str, generated_dir: str) -
 
     Each environment lives in schemas/<env>/ (env.toml plus action, observation and state
     schemas); its client is written to generated/<env>/ and committed.
+
+    -q/--quiet and -v/--verbose work here and on every command: quiet prints only each
+    command's result, verbose adds detail; errors always print (on standard error).
     """
     ctx.obj = _Context(Layout.at(root, schemas_dir, generated_dir))
 
@@ -88,13 +105,15 @@ _NO_CACHE = click.option(
 @main.command()
 @click.argument("envs", nargs=-1)
 @_NO_CACHE
+@verbosity_options
 @click.pass_obj
 def generate(obj: _Context, envs: tuple[str, ...], no_cache: bool) -> None:
     """Generate clients for ENVS (default: every env under schemas/).
 
     Nothing is written unless every env renders; each env's folder is replaced atomically.
     Envs whose schemas, templates and envgen version are unchanged since they were last
-    rendered, and whose output is untouched, are skipped (see --no-cache).
+    rendered, and whose output is untouched, are skipped (see --no-cache). Prints one line
+    per env (none with --quiet); --verbose also lists each file of the envs written.
     """
     try:
         result = build(obj.layout, list(envs) or None, use_cache=not no_cache)
@@ -104,21 +123,52 @@ def generate(obj: _Context, envs: tuple[str, ...], no_cache: bool) -> None:
         return
     for name in result.names:
         state = "written" if name in changed else "unchanged"
-        click.echo(f"{name}: {state} ({obj.layout.display(obj.layout.generated / name)})")
+        say(f"{name}: {state} ({obj.layout.display(obj.layout.generated / name)})")
+        if name in changed:
+            for rel in sorted(result.env_files(name)):
+                detail(f"  {obj.layout.display(obj.layout.generated / name / rel)}")
     for name in changed:
         if name.endswith("(removed)"):
-            click.echo(f"{name.removesuffix(' (removed)')}: removed (its schemas are gone)")
+            say(f"{name.removesuffix(' (removed)')}: removed (its schemas are gone)")
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def _repo_prefix(root: Path) -> str:
+    """Where the project sits in its git repository ("" at the top, or outside git)."""
+    from generator.diff.gitrev import toplevel
+    from generator.errors import InputError as GitProblem
+
+    try:
+        top = toplevel(root)
+    except GitProblem:
+        return ""
+    rel = Path(os.path.relpath(root, top)).as_posix()
+    return "" if rel == "." else rel + "/"
 
 
 @main.command(name="check")
 @click.argument("envs", nargs=-1)
 @_NO_CACHE
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(CHECK_FORMATS),
+    default="text",
+    show_default=True,
+    help="text: diffs for people; json: one document; github: GitHub Actions ::error "
+    "annotations, one per differing, missing or stale file.",
+)
+@verbosity_options
 @click.pass_obj
-def check_cmd(obj: _Context, envs: tuple[str, ...], no_cache: bool) -> None:
+def check_cmd(obj: _Context, envs: tuple[str, ...], no_cache: bool, fmt: str) -> None:
     """Exit 1 unless generated/ is exactly what `generate` would write.
 
-    Prints a unified diff for each differing file, then the missing and stale files. Envs
-    the cache proves byte-identical to a fresh render are not rendered again (see --no-cache).
+    Prints a unified diff for each differing file, then the missing and stale files (with
+    --quiet, only the file names). Envs the cache proves byte-identical to a fresh render
+    are not rendered again (see --no-cache); --verbose names each env checked.
     """
     try:
         result = build(obj.layout, list(envs) or None, use_cache=not no_cache)
@@ -126,12 +176,23 @@ def check_cmd(obj: _Context, envs: tuple[str, ...], no_cache: bool) -> None:
         _fail(exc)
         return
     report = check(obj.layout, result)
+    if fmt == "json":
+        click.echo(render_json(report, result.names), nl=False)
+    elif fmt == "github":
+        click.echo(render_github(report, _repo_prefix(obj.layout.root)), nl=False)
+    if fmt != "text":
+        if not report.ok:
+            sys.exit(EXIT_CHECK_FAILED)
+        return
+    for name in result.names:
+        detail(f"checked {name}")
     if report.ok:
-        click.echo(f"generated/ is up to date ({len(result.names)} envs checked)")
+        say(f"generated/ is up to date ({_plural(len(result.names), 'env')} checked)")
         return
     for path, diff in report.diffs.items():
         click.echo(f"differs: {path}")
-        click.echo(diff, nl=not diff.endswith("\n"))
+        if verbosity() >= Verbosity.NORMAL:
+            click.echo(diff, nl=not diff.endswith("\n"))
     for path in report.missing:
         click.echo(f"missing: {path}")
     for path in report.stale:
@@ -145,65 +206,111 @@ def check_cmd(obj: _Context, envs: tuple[str, ...], no_cache: bool) -> None:
     sys.exit(EXIT_CHECK_FAILED)
 
 
+_CLASS_PREFIX = click.option(
+    "--class-prefix",
+    callback=check_class_prefix,
+    metavar="PREFIX",
+    help="Start of the generated class names (PREFIXAction, PREFIXEnv, ...): letters and "
+    "digits, upper-case first. Default: derived from the env name (echo_env -> Echo).",
+)
+
+
 @main.command()
 @click.argument("name")
+@click.option(
+    "--transport",
+    type=click.Choice(["websocket", "http"]),
+    default="websocket",
+    show_default=True,
+    help="How the generated client talks to the server (env.toml `transport`).",
+)
+@_CLASS_PREFIX
+@verbosity_options
 @click.pass_obj
-def new(obj: _Context, name: str) -> None:
-    """Create schemas/NAME/ with a small example environment that generates cleanly."""
+def new(obj: _Context, name: str, transport: str, class_prefix: str | None) -> None:
+    """Create schemas/NAME/ with a small example environment that generates cleanly.
+
+    Prints the folder created and the next step (nothing with --quiet; the files with
+    --verbose).
+    """
     try:
-        target = new_env(obj.layout, name)
+        target = new_env(obj.layout, name, transport=transport, class_prefix=class_prefix)
     except EnvExistsError as exc:
         _fail(exc)
         return
     except EnvgenError as exc:
         raise click.BadParameter(str(exc), param_hint="NAME") from None
-    click.echo(f"created {obj.layout.display(target)}/")
-    click.echo(f"next: edit its schemas, then run `envgen generate {name}`")
+    say(f"created {obj.layout.display(target)}/")
+    for path in sorted(target.iterdir()):
+        detail(f"  {obj.layout.display(path)}")
+    say(f"next: edit its schemas, then run `envgen generate {name}`")
 
 
 @main.command(name="list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per folder.")
+@verbosity_options
 @click.pass_obj
-def list_cmd(obj: _Context) -> None:
-    """List the environments under schemas/."""
-    for name in discover_envs(obj.layout):
-        click.echo(name)
+def list_cmd(obj: _Context, as_json: bool) -> None:
+    """List the environments under schemas/, marking folders that are not valid envs.
+
+    One name a line; a folder that is not a valid env is shown as `NAME  (not an env:
+    REASON)`. --quiet prints only the valid names; --verbose adds each env's version,
+    transport and class prefix. --json gives every folder with `valid` and, when false,
+    `reason`. Folders starting with `_` or `.` hold shared schemas and are not listed.
+    """
+    listed = list_envs(obj.layout)
+    if as_json:
+        click.echo(json.dumps([item.as_json() for item in listed], indent=2))
+        return
+    for item in listed:
+        if not item.valid:
+            if verbosity() >= Verbosity.NORMAL:
+                click.echo(f"{item.name}  (not an env: {item.reason})")
+        elif verbosity() >= Verbosity.VERBOSE:
+            click.echo(
+                f"{item.name}  {item.version}  {item.transport}  {item.class_prefix}  ({item.path})"
+            )
+        else:
+            click.echo(item.name)
 
 
 def _report_adopted(obj: _Context, report: AdoptReport) -> None:
     verb = "replaced" if report.replaced else "created"
     shown = obj.layout.display(report.target)
-    click.echo(
+    say(
         f"{verb} {shown}/ and generated {obj.layout.display(obj.layout.generated)}/"
         f"{report.target.name}/"
     )
+    for path in sorted(report.target.iterdir()):
+        detail(f"  {obj.layout.display(path)}")
     if not report.replaced:
         return
     if not report.changes:
-        click.echo("schemas unchanged")
+        say("schemas unchanged")
         return
-    click.echo("\n".join(report.changes))
+    say("\n".join(report.changes))
     _report_classified(report)
 
 
 def _report_classified(report: AdoptReport) -> None:
     """Summarise the replacement as `envgen diff` classes it, loudest first."""
     if report.unclassified_reason:
-        click.echo(f"not classified: {report.unclassified_reason}")
+        say(f"not classified: {report.unclassified_reason}")
         return
     counts: Counter[str] = Counter(change.change_class for change in report.classified)
     loudest = sorted(CLASS_ORDER, key=CLASS_ORDER.__getitem__, reverse=True)
-    click.echo(
-        "classified as envgen diff would: " + ", ".join(f"{counts[cls]} {cls}" for cls in loudest)
-    )
+    say("classified as envgen diff would: " + ", ".join(f"{counts[cls]} {cls}" for cls in loudest))
     for change in sorted(report.classified, key=lambda c: -CLASS_ORDER[c.change_class]):
         role = change.role or "env"
-        click.echo(f"  {change.change_class:13} {role:11} {change.rule}  {change.pointer or '/'}")
-        click.echo(f"      {change.message}")
+        say(f"  {change.change_class:13} {role:11} {change.rule}  {change.pointer or '/'}")
+        say(f"      {change.message}")
     breaking = sum(change.is_breaking for change in report.classified)
     if breaking and report.old_version == report.new_version:
-        click.echo(
+        click.secho(
             f"warning: {breaking} breaking change(s) but the version stayed "
-            f"{report.new_version}; clients generated from the old schemas may break"
+            f"{report.new_version}; clients generated from the old schemas may break",
+            fg="yellow",
+            err=True,
         )
 
 
@@ -218,26 +325,45 @@ def _url_argument(ctx: click.Context, param: click.Parameter, value: str) -> str
 @main.command()
 @click.argument("url", callback=_url_argument)
 @click.option("--name", help="Env name (default: the server's name in snake case).")
+@_CLASS_PREFIX
+@click.option(
+    "--version",
+    "version",
+    callback=check_semver,
+    metavar="SEMVER",
+    help="Env version for env.toml (default: the server's /metadata version, else 0.1.0).",
+)
 @click.option("--force", is_flag=True, help="Replace an existing env and show what changed.")
+@verbosity_options
 @click.pass_obj
-def pull(obj: _Context, url: str, name: str | None, force: bool) -> None:
+def pull(
+    obj: _Context,
+    url: str,
+    name: str | None,
+    class_prefix: str | None,
+    version: str | None,
+    force: bool,
+) -> None:
     """Write schemas/NAME/ from a running OpenEnv server and generate its client.
 
     URL is the server's base address, http:// or https:// (a bare HOST:PORT means
     http://HOST:PORT). Reads GET URL/schema and GET URL/metadata. Nothing is written
-    unless both replies are usable and the schemas generate.
+    unless both replies are usable and the schemas generate. --verbose also names the URLs
+    read and the files written; --quiet prints only warnings.
     """
     try:
+        detail(f"reading {url}/schema and {url}/metadata")
         pulled = pull_schemas(url, name)
         report = adopt(
             obj.layout,
             EnvFiles(
                 name=pulled.name,
-                version=pulled.version,
+                version=version or pulled.version,
                 description=pulled.description,
                 transport="websocket",
                 schemas=pulled.schemas,
                 extra_files=pulled.extra_files,
+                class_prefix=class_prefix,
             ),
             force=force,
         )
@@ -252,12 +378,22 @@ def pull(obj: _Context, url: str, name: str | None, force: bool) -> None:
 @click.argument("observation")
 @click.argument("state", required=False)
 @click.option("--name", required=True, help="Env name for schemas/NAME/.")
-@click.option("--version", "version", default="0.1.0", show_default=True)
+@click.option(
+    "--version",
+    "version",
+    default="0.1.0",
+    show_default=True,
+    callback=check_semver,
+    metavar="SEMVER",
+    help="Env version for env.toml.",
+)
 @click.option("--description", default="", help="One line for env.toml.")
 @click.option(
     "--transport", type=click.Choice(["websocket", "http"]), default="websocket", show_default=True
 )
+@_CLASS_PREFIX
 @click.option("--force", is_flag=True, help="Replace an existing env and show what changed.")
+@verbosity_options
 @click.pass_obj
 def import_cmd(
     obj: _Context,
@@ -268,6 +404,7 @@ def import_cmd(
     version: str,
     description: str,
     transport: str,
+    class_prefix: str | None,
     force: bool,
 ) -> None:
     """Write schemas/NAME/ from pydantic models given as MODULE:CLASS, and generate.
@@ -281,10 +418,11 @@ def import_cmd(
             obj.layout,
             EnvFiles(
                 name=name,
-                version=semver_or_default(version),
+                version=version,
                 description=description,
                 transport=transport,
                 schemas=schemas,
+                class_prefix=class_prefix,
             ),
             force=force,
         )
@@ -297,3 +435,4 @@ def import_cmd(
 __all__ = ["InputError", "main"]
 main.add_command(containers)
 main.add_command(diff_command)
+main.add_command(verify_command)

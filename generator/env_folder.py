@@ -30,15 +30,24 @@ class EnvFiles:
     schemas: dict[str, Any]  # role ("action", ...) -> schema
     extra_files: dict[str, str] | None = None  # more files to keep beside them
     server_command: tuple[str, ...] = ()
+    class_prefix: str | None = None  # None: derived from the name (and left commented out)
 
     def manifest_text(self) -> str:
-        prefix = default_class_prefix(self.name)
+        other = "http" if self.transport == "websocket" else "websocket"
         lines = [
             f"name = {_toml_str(self.name)}",
             f"version = {_toml_str(self.version)}",
             f"description = {_toml_str(self.description)}",
-            f'transport = {_toml_str(self.transport)}          # or "http" / "websocket"',
-            f"# class_prefix = {_toml_str(prefix)}          # optional; derived from the name",
+            f"transport = {_toml_str(self.transport)}          # or {_toml_str(other)}",
+        ]
+        if self.class_prefix:
+            lines.append(f"class_prefix = {_toml_str(self.class_prefix)}")
+        else:
+            prefix = default_class_prefix(self.name)
+            lines.append(
+                f"# class_prefix = {_toml_str(prefix)}          # optional; derived from the name"
+            )
+        lines += [
             '# model_type = "pydantic"        # or "dataclasses"',
             "",
             "[server]",

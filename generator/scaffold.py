@@ -64,8 +64,13 @@ def _schemas(prefix: str) -> dict[str, dict[str, Any]]:
     }
 
 
-def new_env(layout: Layout, name: str) -> Path:
-    """Create schemas/<name>/ atomically; refuse to touch an existing folder."""
+def new_env(
+    layout: Layout, name: str, *, transport: str = "websocket", class_prefix: str | None = None
+) -> Path:
+    """Create schemas/<name>/ atomically; refuse to touch an existing folder.
+
+    `class_prefix` (checked by the CLI) names the classes; without it they derive from `name`.
+    """
     problem = check_env_name(name)
     if problem:
         raise EnvgenError(f"env name {name!r} {problem}", hint="for example: envgen new my_env")
@@ -81,8 +86,9 @@ def new_env(layout: Layout, name: str) -> Path:
             name=name,
             version="0.1.0",
             description=f"Describe what the {name} environment does.",
-            transport="websocket",
-            schemas=_schemas(default_class_prefix(name)),
+            transport=transport,
+            schemas=_schemas(class_prefix or default_class_prefix(name)),
+            class_prefix=class_prefix,
         ),
     )
     return target

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from generator import __version__
@@ -34,7 +35,7 @@ def test_new_generate_check_cycle(tmp_path: Path) -> None:
     assert "foo: written (generated/foo)" in result.output
     result = run(tmp_path, "check")
     assert result.exit_code == 0, result.output
-    assert "up to date (1 envs checked)" in result.output
+    assert "up to date (1 env checked)" in result.output
     result = run(tmp_path, "generate")
     assert "foo: unchanged" in result.output
     assert run(tmp_path, "list").output == "foo\n"
@@ -126,3 +127,154 @@ def test_json_pointer_escaping_in_errors(tmp_path: Path) -> None:
     result = run(tmp_path, "generate")
     assert "/properties/a~1b~0c/type" in result.output, result.output
     assert json.loads(json.dumps(action))  # the file itself stays untouched
+
+
+def test_short_version_flag() -> None:
+    result = CliRunner().invoke(main, ["-V"])
+    assert result.exit_code == 0 and result.output == f"envgen, version {__version__}\n"
+
+
+def test_check_count_is_pluralised(tmp_path: Path) -> None:
+    write_env(tmp_path, "alpha")
+    write_env(tmp_path, "beta")
+    assert run(tmp_path, "generate").exit_code == 0
+    assert "(2 envs checked)" in run(tmp_path, "check").output
+    assert "(1 env checked)" in run(tmp_path, "check", "alpha").output
+
+
+def test_new_manifest_names_the_other_transport(tmp_path: Path) -> None:
+    assert run(tmp_path, "new", "foo").exit_code == 0
+    manifest = (tmp_path / "schemas/foo/env.toml").read_text()
+    assert 'transport = "websocket"          # or "http"\n' in manifest
+    assert "/" not in manifest.split("transport =", 1)[1].splitlines()[0]
+    assert run(tmp_path, "new", "bar", "--transport", "http").exit_code == 0
+    manifest = (tmp_path / "schemas/bar/env.toml").read_text()
+    assert 'transport = "http"          # or "websocket"\n' in manifest
+
+
+def test_new_with_transport_and_class_prefix(tmp_path: Path) -> None:
+    result = run(tmp_path, "new", "foo", "--transport", "http", "--class-prefix", "MyGame")
+    assert result.exit_code == 0, result.output
+    manifest = (tmp_path / "schemas/foo/env.toml").read_text()
+    assert 'class_prefix = "MyGame"\n' in manifest and 'transport = "http"' in manifest
+    assert run(tmp_path, "generate").exit_code == 0
+    models = (tmp_path / "generated/foo/models.py").read_text()
+    assert "class MyGameAction" in models and "class MyGameObservation" in models
+    client = (tmp_path / "generated/foo/client.py").read_text()
+    assert "class MyGameEnv" in client and '"http"' in client
+
+
+@pytest.mark.parametrize("prefix", ["myGame", "My-Game", "1Game", "None", ""])
+def test_new_rejects_bad_class_prefix(tmp_path: Path, prefix: str) -> None:
+    result = run(tmp_path, "new", "foo", "--class-prefix", prefix)
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--class-prefix'" in result.output
+    assert not (tmp_path / "schemas").exists()
+
+
+def test_new_rejects_unknown_transport(tmp_path: Path) -> None:
+    result = run(tmp_path, "new", "foo", "--transport", "grpc")
+    assert result.exit_code == 2 and "Invalid value for '--transport'" in result.output
+
+
+def test_list_marks_folders_that_are_not_envs(tmp_path: Path) -> None:
+    write_env(tmp_path, "alpha")
+    write_env(tmp_path, "beta", action={"type": "object", "properties": {"x": {"type": 5}}})
+    (tmp_path / "schemas/empty").mkdir()
+    (tmp_path / "schemas/_shared").mkdir()
+    result = run(tmp_path, "list")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "alpha"
+    assert lines[1].startswith(
+        "beta  (not an env: schemas/beta/action.schema.json at /properties/x"
+    )
+    assert lines[2] == "empty  (not an env: no env.toml)"
+    assert len(lines) == 3  # _shared holds shared schemas: not a candidate
+    assert run(tmp_path, "list", "--quiet").output == "alpha\n"
+    verbose = run(tmp_path, "list", "-v").output.splitlines()[0]
+    assert verbose == "alpha  1.0.0  websocket  Alpha  (schemas/alpha)"
+
+
+def test_list_json(tmp_path: Path) -> None:
+    write_env(tmp_path, "alpha")
+    (tmp_path / "schemas/empty").mkdir()
+    result = run(tmp_path, "list", "--json")
+    assert result.exit_code == 0, result.output
+    items = json.loads(result.output)
+    assert [item["name"] for item in items] == ["alpha", "empty"]
+    assert items[0]["valid"] is True and items[0]["class_prefix"] == "Alpha"
+    assert items[0]["version"] == "1.0.0" and items[0]["path"] == "schemas/alpha"
+    assert items[1] == {
+        "name": "empty",
+        "path": "schemas/empty",
+        "valid": False,
+        "reason": "no env.toml",
+    }
+    assert json.loads(run(tmp_path.joinpath("nowhere"), "list", "--json").output) == []
+
+
+def test_check_format_json_and_github(tmp_path: Path) -> None:
+    write_env(tmp_path, "alpha")
+    assert run(tmp_path, "generate").exit_code == 0
+    ok = run(tmp_path, "check", "--format", "json")
+    assert ok.exit_code == 0
+    assert json.loads(ok.output) == {
+        "ok": True,
+        "envs_checked": ["alpha"],
+        "differs": [],
+        "missing": [],
+        "stale": [],
+    }
+    assert run(tmp_path, "check", "--format", "github").output == ""
+    models = tmp_path / "generated/alpha/models.py"
+    models.write_text(models.read_text() + "# edited\n")
+    (tmp_path / "generated/alpha/README.md").unlink()
+    (tmp_path / "generated/alpha/extra.py").write_text("")
+    bad = run(tmp_path, "check", "--format", "json")
+    assert bad.exit_code == 1
+    document = json.loads(bad.output)
+    assert document["ok"] is False
+    assert [d["path"] for d in document["differs"]] == ["generated/alpha/models.py"]
+    assert "-# edited" in document["differs"][0]["diff"]
+    assert document["missing"] == ["generated/alpha/README.md"]
+    assert document["stale"] == ["generated/alpha/extra.py"]
+    github = run(tmp_path, "check", "--format", "github")
+    assert github.exit_code == 1
+    lines = github.output.splitlines()
+    assert len(lines) == 3 and all(line.startswith("::error file=") for line in lines)
+    assert lines[0].startswith(
+        "::error file=generated/alpha/models.py,title=envgen check%3A differs::"
+    )
+    assert "generated/alpha/README.md is missing" in lines[1]
+    assert lines[2].startswith("::error file=generated/alpha/extra.py,")
+
+
+def test_quiet_and_verbose(tmp_path: Path) -> None:
+    created = run(tmp_path, "new", "foo", "-v")
+    assert "  schemas/foo/env.toml" in created.output
+    assert run(tmp_path, "-q", "generate").output == ""
+    assert run(tmp_path, "check", "--quiet").output == ""
+    assert run(tmp_path, "generate", "--no-cache", "-v").output.splitlines()[0] == (
+        "foo: unchanged (generated/foo)"
+    )
+    (tmp_path / "generated/foo/models.py").write_text("x = 1\n")
+    verbose = run(tmp_path, "generate", "--verbose").output
+    assert "foo: written (generated/foo)" in verbose and "  generated/foo/models.py" in verbose
+    (tmp_path / "generated/foo/models.py").write_text("x = 1\n")
+    quiet = run(tmp_path, "check", "-q")
+    assert quiet.exit_code == 1
+    assert quiet.stdout == "differs: generated/foo/models.py\n"  # no diff body
+    assert "out of date" in quiet.stderr  # errors always print
+    assert "checked foo" in run(tmp_path, "-v", "check").output
+    both = run(tmp_path, "-q", "check", "-v")
+    assert both.exit_code == 2 and "--quiet and --verbose" in both.output
+
+
+def test_every_command_takes_quiet_and_verbose() -> None:
+    from generator.containers_cli import containers
+
+    commands = [*main.commands.values(), *containers.commands.values(), main]
+    for command in commands:
+        names = {opt for param in command.params for opt in param.opts}
+        assert {"-q", "--quiet", "-v", "--verbose"} <= names, command.name

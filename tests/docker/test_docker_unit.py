@@ -404,3 +404,35 @@ def test_registry_dockerfile_per_env(env: str) -> None:
         if line.startswith("COPY "):
             for source in line.split()[1:-1]:
                 assert (REPO / source).exists(), f"{env}/Dockerfile copies missing {source}"
+
+
+def test_containers_list_json(fake_engine: _FakeCli) -> None:
+    result = CliRunner().invoke(main, ["containers", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    items = json.loads(result.output)
+    assert [item["id"] for item in items] == ["a" * 64, "b" * 64, "c" * 64]
+    assert [item["owner"] for item in items] == ["gone", "running", "other host"]
+    first = items[0]
+    assert first["env"] == "echo_env" and first["status"] == "exited"
+    assert first["image"] == "envgen/echo-env:0.1.0" and first["session"] == "s"
+    assert first["name"] == "name-aaaa" and first["labels"][LABEL_ENV] == "echo_env"
+    assert items[2]["host"] == "other" and items[2]["pid"] == "1"
+
+
+def test_containers_quiet_and_verbose(fake_engine: _FakeCli) -> None:
+    quiet = CliRunner().invoke(main, ["containers", "list", "-q"])
+    assert quiet.output == "aaaaaaaaaaaa\nbbbbbbbbbbbb\ncccccccccccc\n"
+    verbose = CliRunner().invoke(main, ["containers", "list", "--verbose"])
+    assert verbose.output.splitlines()[0].split() == [
+        "CONTAINER",
+        "ENV",
+        "STATUS",
+        "OWNER",
+        "SESSION",
+        "IMAGE",
+    ]
+    dry = CliRunner().invoke(main, ["containers", "prune", "--dry-run", "-v"])
+    assert "kept bbbbbbbbbbbb (echo_env, pid" in dry.output
+    dry = CliRunner().invoke(main, ["-q", "containers", "prune", "--dry-run"])
+    assert dry.output == "would remove aaaaaaaaaaaa (echo_env, pid " + dry.output.split("pid ")[1]
+    assert "kept" not in dry.output

@@ -248,3 +248,53 @@ def test_pull_malformed_url_is_a_usage_error(tmp_path: Path, url: str, words: st
     assert "Invalid value for 'URL'" in result.output and words in result.output
     assert "No connection adapters" not in result.output
     assert not (tmp_path / "schemas").exists()
+
+
+def test_pull_with_class_prefix_and_version(fake_server: Any, tmp_path: Path) -> None:
+    url, routes = fake_server
+    routes["/schema"] = (200, json.dumps(GOOD_SCHEMA))
+    routes["/metadata"] = (200, json.dumps(METADATA))
+    result = _pull(tmp_path, url, "--class-prefix", "Shop", "--version", "0.3.0")
+    assert result.exit_code == 0, result.output
+    manifest = (tmp_path / "schemas/fake_env/env.toml").read_text()
+    assert 'class_prefix = "Shop"\n' in manifest and 'version = "0.3.0"' in manifest
+    models = (tmp_path / "generated/fake_env/models.py").read_text()
+    assert "class ShopAction" in models and "class FakeAction" not in models
+    assert "class ShopEnv" in (tmp_path / "generated/fake_env/client.py").read_text()
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--class-prefix", "shop"),
+        ("--class-prefix", "Sh_op"),
+        ("--version", "1.0"),
+        ("--version", "v1.0.0"),
+    ],
+)
+def test_pull_rejects_bad_prefix_or_version(tmp_path: Path, option: str, value: str) -> None:
+    result = _pull(tmp_path, "http://127.0.0.1:9", option, value)
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}'" in result.output and repr(value) in result.output
+    assert not (tmp_path / "schemas").exists()
+
+
+def test_import_rejects_a_bad_version(tmp_path: Path) -> None:
+    base = "tests.interop.openenv_style.counter_env"
+    result = CliRunner().invoke(
+        main,
+        [
+            "--root",
+            str(tmp_path),
+            "import",
+            f"{base}:CounterAction",
+            f"{base}:CounterObservation",
+            "--name",
+            "counter_env",
+            "--version",
+            "latest",
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--version'" in result.output
+    assert not (tmp_path / "schemas").exists()
