@@ -1,13 +1,12 @@
 """Rendering one environment's generated package from the Jinja templates in `templates/`.
 
 Schema and manifest text reaches the output only through filters that make it inert: Python
-literals (`pyrepr`), TOML strings (`toml`), HTML-escaped Markdown table cells (`cell`) and
+literals (`pyrepr`), TOML strings (`toml`), inert Markdown text and table cells (`cell`) and
 comment-safe text (`comment`). Nothing from a schema is ever used as template source.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from functools import cache
 from pathlib import Path
@@ -42,7 +41,20 @@ INSTALLED_NAMESPACE = "envgen_clients"
 """Installed env packages import as `envgen_clients.<env>` (a PEP 420 namespace)."""
 PACKAGE_INIT = '"""Generated environment clients: one package per environment, made by envgen."""\n'
 
-_MARKDOWN_SPECIAL = re.compile(r"[\\`*_{}\[\]()#+!~|$]")
+# Characters Markdown (CommonMark, GitHub's tables, strikethrough, math and autolinks) acts
+# on wherever they are: emphasis, code, links, raw HTML, entities, cell borders, `~~`, `$`.
+# `_` only at a word's edge (intraword `_` is literal), `&` only where it starts an entity,
+# `:` only in `://`, `.` after `www`, `@` inside an address (the autolink triggers).
+_MARKDOWN_ACTIVE = re.compile(
+    r"[\\`*\[\]<>|~$]"
+    r"|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])"
+    r"|&(?=#?[0-9A-Za-z]+;)"
+    r"|:(?=//)|(?<=\bwww)\.|(?<=[0-9A-Za-z])@(?=[0-9A-Za-z])"
+)
+# What opens a block when it starts a line: heading, quote, list item, rule, setext line.
+_LINE_START = re.compile(r"^(\d*)([-+=#>.)])")
+_HEADING_END = re.compile(r"(?<=\s)(#+)$")  # would close an ATX heading
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 
 
 def pyrepr(value: Any) -> str:
@@ -86,10 +98,31 @@ def distribution_name(env_name: str) -> str:
 
 
 def cell(value: Any) -> str:
-    """Text safe inside a Markdown table cell: HTML-escaped, one line, no markup."""
-    text = html.escape(str(value), quote=True)
-    text = _MARKDOWN_SPECIAL.sub(lambda m: f"&#{ord(m.group())};", text)
-    return " ".join(text.split())
+    """`value` as one line of inert Markdown that renders as itself, in a table cell or not.
+
+    Only what Markdown would act on is backslash-escaped (GitHub-flavoured Markdown reads
+    each `\\x` as a literal `x`), so the raw file stays readable: `grid_env` and `agent's`
+    are written as they are, `<script>` as `\\<script>`. Whitespace runs, line breaks
+    included, become one space: a cell holds one line.
+    """
+    text = " ".join(_CONTROL.sub(" ", str(value)).split())
+    text = _MARKDOWN_ACTIVE.sub(lambda m: "\\" + m.group(), text)
+    text = _HEADING_END.sub(lambda m: "\\" + m.group(1), text)
+    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text, count=1)
+
+
+def code_cell(value: Any) -> str:
+    """`value` as a Markdown code span inside a table cell: verbatim, one line.
+
+    The backtick fence is longer than any backtick run inside, and GitHub's tables read
+    `\\|` as a `|` even inside a code span, so the text can end neither the span nor the cell.
+    """
+    text = " ".join(_CONTROL.sub(" ", str(value)).split()) or " "
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    if text[0] in "` " or text[-1] in "` ":
+        text = f" {text} "
+    return fence + text.replace("|", "\\|") + fence
 
 
 def comment(value: Any) -> str:
@@ -107,7 +140,14 @@ def _environment(templates_dir: Path) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pyrepr=pyrepr, docstring=docstring, toml=toml, cell=cell, comment=comment)
+    env.filters.update(
+        pyrepr=pyrepr,
+        docstring=docstring,
+        toml=toml,
+        cell=cell,
+        code_cell=code_cell,
+        comment=comment,
+    )
     return env
 
 

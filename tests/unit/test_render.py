@@ -2,8 +2,12 @@ from __future__ import annotations
 
 import ast
 import importlib
+import itertools
+import json
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,11 +52,112 @@ def test_pyrepr_of_tuples_and_none() -> None:
         pyrepr({"a": 1})
 
 
-def test_cell_cannot_break_a_table_or_inject_markup() -> None:
-    text = cell("a | b\n<script>alert(1)</script> `code` **bold** [link](x)")
-    for bad in ("|", "\n", "<", ">", "`", "*", "[", "]", "(", ")"):
-        assert bad not in text
-    assert "alert" in text
+TRICKY = [
+    "The agent's cell",
+    'say "hi" & <b>bold</b> &amp; &#x27; &#35; &copy;',
+    "a | b || c \\| d",
+    "# not a heading",
+    "## neither ###",
+    "- not a list",
+    "+ nor this",
+    "1. nor this",
+    "2) nor this",
+    "> not a quote",
+    "---",
+    "===",
+    "`code` ``double`` `",
+    "<script>alert(1)</script> <img src=x onerror=alert(1)>",
+    "{{ 7 * 7 }} {% raw %}",
+    "*a* **b** _c_ __d__ snake_case_name _leading trailing_",
+    "[link](http://x.y) ![img](z.png) [ref][1] [1]: http://x.y",
+    "https://example.com www.example.com mail me@example.com <http://x.y>",
+    "~~struck~~ ~one~ $x^2$ $$y$$",
+    "back\\slash \\* \\_ \\",
+    "line\nbreak\r\nand\ttab \u2028 sep \x00 nul",
+    "(parens) {braces} !bang #hash +plus =eq .dot",
+    "  \n  ",
+]
+
+
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("gfm-like")  # tables, strikethrough, autolinks (linkify) as on GitHub
+
+
+def _visible(tokens: list[Any]) -> str:
+    """The text a reader sees, from the inline tokens; and no markup-making token at all."""
+    out: list[str] = []
+    for token in tokens:
+        for child in token.children or []:
+            assert child.type in ("text", "code_inline", "softbreak"), (child.type, child.content)
+            out.append(child.content)
+    return "".join(out)
+
+
+def _allowed_tags(html_text: str) -> set[str]:
+    return set(re.findall(r"</?([a-zA-Z0-9]+)", html_text))
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_cell_renders_as_itself_in_a_table_paragraph_and_heading(text: str) -> None:
+    md = _markdown()
+    want = " ".join(text.replace("\x00", " ").split())
+    escaped = cell(text)
+    assert "\n" not in escaped
+    table = f"| a | b |\n|---|---|\n| x | {escaped} |\n"
+    tokens = md.parse(table)
+    cells = [t for t in tokens if t.type == "inline"]
+    assert len(cells) == 4  # header a, b; row x, and exactly one cell for the text
+    assert _visible([cells[3]]) == want
+    for block in (escaped, f"## {escaped}"):
+        inline = [t for t in md.parse(block + "\n") if t.type == "inline"]
+        assert _visible(inline) == want
+        assert not [t for t in md.parse(block) if t.type == "html_block"]
+    html_text = md.render(table + "\n" + escaped + "\n\n## " + escaped + "\n")
+    tags = _allowed_tags(html_text)
+    assert tags <= {"table", "thead", "tbody", "tr", "th", "td", "p", "h2"}, tags
+
+
+def test_cell_escapes_only_what_markdown_acts_on() -> None:
+    assert cell("The agent's cell") == "The agent's cell"
+    assert cell("grid_env 0.1.0") == "grid_env 0.1.0"
+    assert cell('one of "north", "east"') == 'one of "north", "east"'
+    assert cell(">= 0, <= 3") == "\\>= 0, \\<= 3"
+    assert cell("a | b\n<script>") == "a \\| b \\<script\\>"
+
+
+def test_readme_shows_schema_text_as_written(tmp_path: Path) -> None:
+    """Every tricky text, as a field description, is one cell of its row and reads as itself."""
+    observation = {
+        "type": "object",
+        "description": "Top: " + TRICKY[0],
+        "properties": {
+            f"f{i} {text}": {"type": "string", "description": text, "default": text}
+            for i, text in enumerate(TRICKY)
+        },
+    }
+    write_env(tmp_path, "md_env", observation=observation)
+    layout = Layout.at(tmp_path)
+    readme = build(layout, ["md_env"]).files["md_env/README.md"]
+    md = _markdown()
+    tokens = md.parse(readme)
+    rows: list[list[str]] = []
+    for before, token in itertools.pairwise(tokens):
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and before.type in ("td_open", "th_open"):
+            rows[-1].append(_visible([token]))
+    described = {r[0].split(" ")[0]: r for r in rows if len(r) == 6 and r[0].startswith("f")}
+    for i, text in enumerate(TRICKY):
+        name, _, _, default, _, description = described[f"f{i}"]
+        assert name == " ".join(f"f{i} {text}".replace("\x00", " ").split())
+        assert description == " ".join(text.replace("\x00", " ").split())
+        assert default == " ".join(json.dumps(text, ensure_ascii=False).split())
+    assert "The agent's cell" in readme
+    assert "&#" not in readme.replace("&#x27;", "").replace("&#35;", "")
+    tags = _allowed_tags(md.render(readme))
+    assert "script" not in tags and "img" not in tags and "a" not in tags and "b" not in tags
 
 
 def test_comment_cannot_close_an_html_comment() -> None:
@@ -76,7 +181,7 @@ def test_sync_and_async_clients_share_one_spec_with_the_token_variable(
         in (files["client.py"])
     )
     assert '"AsyncTokEnv"' in files["__init__.py"] and '"TokEnv"' in files["__init__.py"]
-    assert "TOK&#95;TOKEN" in files["README.md"] and "AsyncTokEnv" in files["README.md"]
+    assert "`TOK_TOKEN`" in files["README.md"] and "AsyncTokEnv" in files["README.md"]
     # The package runs: both clients see the same SPEC, and the token reaches the headers.
     package = tmp_path / "pkg_tok_env"
     package.mkdir()
