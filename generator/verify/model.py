@@ -14,6 +14,8 @@ CHECKS: dict[str, str] = {
     "step.observation": "a step reply breaks the committed observation schema or envelope",
     "step.reward": "a reward that is not a finite number (or null)",
     "state.schema": "a state breaks the committed state schema",
+    "state.missing-field": "a field the state schema declares is missing from the state "
+    "(the client would silently fill in its default)",
     "state.step-count": "state().step_count does not count the steps of the episode",
     "state.episode-id": "state().episode_id is not the episode id given to reset()",
     "server.error": "a valid request got a server error (HTTP 5xx, EXECUTION_ERROR, ...)",

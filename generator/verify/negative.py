@@ -21,6 +21,7 @@ from hypothesis.errors import HypothesisException, NoSuchExample
 from generator.verify.fuzz import action_strategy
 from generator.verify.model import VerifyReport, Violation
 from generator.verify.play import Player
+from generator.verify.schemas import branches, resolve
 
 UNKNOWN_TAG = "envgen-verify-unknown-tag"
 UNKNOWN_FIELD = "envgen_verify_unknown_field"
@@ -35,30 +36,6 @@ class Case:
     pointer: str
     value: Any
     why: str
-
-
-def _resolve(schema: Any, defs: dict[str, Any]) -> Any:
-    seen = 0
-    while isinstance(schema, dict) and "$ref" in schema and seen < 32:
-        ref = str(schema["$ref"])
-        name = ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
-        schema = {**defs.get(name, {}), **{k: v for k, v in schema.items() if k != "$ref"}}
-        seen += 1
-    return schema
-
-
-def _branches(schema: Any, defs: dict[str, Any]) -> list[dict[str, Any]]:
-    """The object schemas an action may match (one, or each branch of a union)."""
-    schema = _resolve(schema, defs)
-    if not isinstance(schema, dict):
-        return []
-    for key in ("oneOf", "anyOf"):
-        if isinstance(schema.get(key), list):
-            out: list[dict[str, Any]] = []
-            for branch in schema[key]:
-                out.extend(_branches(branch, defs))
-            return out
-    return [schema]
 
 
 def _types(schema: dict[str, Any]) -> set[str]:
@@ -112,7 +89,7 @@ def cases(action: dict[str, Any], action_schema: dict[str, Any]) -> list[Case]:
     branch = next(
         (
             b
-            for b in _branches(action_schema, defs)
+            for b in branches(action_schema, defs)
             if jsonschema.Draft202012Validator({**b, "$defs": defs}).is_valid(action)
         ),
         {},
@@ -129,7 +106,7 @@ def cases(action: dict[str, Any], action_schema: dict[str, Any]) -> list[Case]:
         found.append(Case(mutated, pointer, value, why))
 
     for name in sorted(props):
-        prop = _resolve(props[name], defs)
+        prop = resolve(props[name], defs)
         if not isinstance(prop, dict):
             continue
         if "const" in prop:

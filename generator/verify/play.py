@@ -146,6 +146,13 @@ class Player:
         for problem in self.schemas.problems("state", state):
             if "state.schema" not in skip:
                 return violation("state.schema", problem.message, problem.pointer, problem.value)
+        missing = sorted(set(self.schemas.declared("state", state)) - set(state))
+        if missing and "state.missing-field" not in skip:
+            return violation(
+                "state.missing-field",
+                f"state() has no {missing[0]!r}, which the state schema declares",
+                f"/{missing[0]}",
+            )
         count = state.get("step_count")
         if isinstance(count, int) and count != steps and "state.step-count" not in skip:
             return violation(

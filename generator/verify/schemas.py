@@ -64,6 +64,15 @@ class CommittedSchemas:
         )
         return [Problem(_pointer(e.absolute_path), e.message, e.instance) for e in errors]
 
+    def declared(self, role: Role, document: Any) -> list[str]:
+        """The property names the `role` schema declares for `document` (its union branch)."""
+        defs = self.env.bundle.defs
+        for branch in branches(self.documents[role], defs):
+            props = branch.get("properties")
+            if isinstance(props, dict) and _validator(branch, defs).is_valid(document):
+                return sorted(props)
+        return []
+
     def envelope_problems(self, reply: dict[str, Any]) -> list[Problem]:
         """A reset/step reply: the observation, a finite reward or null, a boolean done."""
         found: list[Problem] = []
@@ -89,3 +98,29 @@ def reward_problem(reply: dict[str, Any]) -> Problem | None:
     if not math.isfinite(reward):
         return Problem("/reward", "reward must be finite", reward)
     return None
+
+
+def resolve(schema: Any, defs: dict[str, Any]) -> Any:
+    """`schema` with its `$ref` chain (into `defs`) followed and merged."""
+    for _ in range(32):
+        if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
+            return schema
+        name = schema["$ref"].rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        schema = {**defs.get(name, {}), **rest}
+    return schema
+
+
+def branches(schema: Any, defs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The object schemas a document may match: one, or each branch of a union."""
+    schema = resolve(schema, defs)
+    if not isinstance(schema, dict):
+        return []
+    for key in ("oneOf", "anyOf"):
+        if isinstance(schema.get(key), list):
+            return [b for member in schema[key] for b in branches(member, defs)]
+    return [schema]
+
+
+def _validator(schema: dict[str, Any], defs: dict[str, Any]) -> jsonschema.Validator:
+    return jsonschema.Draft202012Validator({**schema, "$defs": defs})

@@ -18,6 +18,8 @@ from typing import Any
 import jsonschema
 from hypothesis import strategies as st
 
+from generator.verify.schemas import resolve
+
 MAX_DEPTH = 4
 MAX_ITEMS = 4
 MAX_TEXT = 12
@@ -31,22 +33,12 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     return _strategy(schema, defs, 0).filter(validator.is_valid)
 
 
-def _resolve(schema: Any, defs: dict[str, Any]) -> Any:
-    for _ in range(32):
-        if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
-            return schema
-        name = schema["$ref"].rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
-        rest = {k: v for k, v in schema.items() if k != "$ref"}
-        schema = {**defs.get(name, {}), **rest}
-    return schema
-
-
 def _strategy(schema: Any, defs: dict[str, Any], depth: int) -> st.SearchStrategy[Any]:
     if schema is True or schema == {}:
         return _JSON_SCALARS
     if schema is False:
         return st.nothing()
-    schema = _resolve(schema, defs)
+    schema = resolve(schema, defs)
     if not isinstance(schema, dict):
         return st.nothing()
     if "const" in schema:
@@ -57,12 +49,12 @@ def _strategy(schema: Any, defs: dict[str, Any], depth: int) -> st.SearchStrateg
         if isinstance(schema.get(key), list) and schema[key]:
             rest = {k: v for k, v in schema.items() if k not in (key, "discriminator")}
             branches = [
-                _strategy({**rest, **_resolve(b, defs)}, defs, depth + 1) for b in schema[key]
+                _strategy({**rest, **resolve(b, defs)}, defs, depth + 1) for b in schema[key]
             ]
             return st.one_of(branches)
     if isinstance(schema.get("allOf"), list) and schema["allOf"]:
         rest = {k: v for k, v in schema.items() if k != "allOf"}
-        return _strategy({**rest, **_resolve(schema["allOf"][0], defs)}, defs, depth + 1)
+        return _strategy({**rest, **resolve(schema["allOf"][0], defs)}, defs, depth + 1)
     types = schema.get("type")
     if isinstance(types, list):
         return st.one_of([_typed({**schema, "type": t}, t, defs, depth) for t in types])
