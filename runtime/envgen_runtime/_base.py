@@ -240,7 +240,10 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
 
     @property
     def read_timeout_s(self) -> float:
-        """Limit for each reply, in seconds (an HTTP step's covers ``step_timeout_s``)."""
+        """Deadline for each whole reply, in seconds (an HTTP step's covers ``step_timeout_s``).
+
+        However slowly a server trickles a reply, the call raises EnvTimeoutError by then.
+        """
         return self._read_timeout_s
 
     @property

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -46,10 +47,11 @@ def _text(content: bytes, encoding: str | None) -> str:
 class HttpCommon:
     """Configuration and wire format shared by the sync and async HTTP transports.
 
-    ``timeout_s`` bounds waiting for each reply and, unless ``connect_timeout_s`` is given,
-    opening a connection. ``step_timeout_s``, when given, is sent with every step as
-    ``timeout_s`` (the server's own limit for running the action); the read timeout of a
-    step is then stretched to cover it. ``trace`` adds a ``traceparent`` header with a fresh
+    ``timeout_s`` is a deadline for each whole reply (sending the request included, however
+    slowly the server trickles bytes) and, unless ``connect_timeout_s`` is given, the limit
+    for opening a connection. ``step_timeout_s``, when given, is sent with every step as
+    ``timeout_s`` (the server's own limit for running the action); a step's deadline is then
+    stretched to cover it. ``trace`` adds a ``traceparent`` header with a fresh
     span id to every request.
     """
 
@@ -100,7 +102,7 @@ class HttpCommon:
 
     @property
     def read_timeout_s(self) -> float:
-        """Limit for each reply (a step's is stretched to cover ``step_timeout_s``)."""
+        """Deadline for each whole reply (a step's is stretched to cover ``step_timeout_s``)."""
         return self._timeout_s
 
     def _base_headers(self) -> dict[str, str]:
@@ -193,7 +195,6 @@ class HttpTransport(HttpCommon):
         )
         self._conn: http.client.HTTPConnection | None = None
         self._absolute_form = False  # requests name the full URL (through an http proxy)
-        self._sock_timeout: float | None = None
         self._pool_headers = self._base_headers()
         self._lock = threading.Lock()
 
@@ -219,7 +220,6 @@ class HttpTransport(HttpCommon):
                 conn.close()
                 raise
         self._conn = conn
-        self._sock_timeout = self._connect_timeout_s
         return conn
 
     def request(
@@ -242,10 +242,12 @@ class HttpTransport(HttpCommon):
                     timeout_hint=hint,
                     connect_timeout_s=self._connect_timeout_s,
                 ):
-                    if self._sock_timeout != read_timeout:
-                        assert conn.sock is not None
-                        conn.sock.settimeout(read_timeout)
-                        self._sock_timeout = read_timeout
+                    sock = conn.sock
+                    assert sock is not None
+                    # The timeout bounds sending; the deadline the whole reply (_httpconn).
+                    if sock.gettimeout() != read_timeout:
+                        sock.settimeout(read_timeout)
+                    conn.deadline = time.monotonic() + read_timeout  # type: ignore[attr-defined]
                     conn.request(method, target, data, {**self._pool_headers, **extra})
                     response = conn.getresponse()
                     content = response.read()  # read inside translate: timeouts can hit here

@@ -83,6 +83,8 @@ class AsyncHttpTransport(HttpCommon):
         self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
         """Send one operation; see ``_http`` for the routes."""
+        import asyncio
+
         httpx = _httpx()
         method, url, data = self._route(op, body)
         extra = self._request_headers(headers, has_body=data is not None)
@@ -97,9 +99,12 @@ class AsyncHttpTransport(HttpCommon):
             with translate(
                 op, url, read_timeout, timeout_hint=hint, connect_timeout_s=self._connect_timeout_s
             ):
-                response = await client.request(
-                    method, url, content=data, headers=extra, timeout=timeout
-                )
+                # httpx's read timeout limits each read; this deadline bounds the whole
+                # request (opening a new connection included, hence the max).
+                async with asyncio.timeout(max(read_timeout, self._connect_timeout_s)):
+                    response = await client.request(
+                        method, url, content=data, headers=extra, timeout=timeout
+                    )
         return self._reply(
             response.status_code, response.content, response.charset_encoding, op=op, url=url
         )

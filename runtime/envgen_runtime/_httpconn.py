@@ -13,6 +13,7 @@ import re
 import select
 import socket
 import ssl
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -107,12 +108,69 @@ def _header_message(lines: list[bytes]) -> http.client.HTTPMessage:
     return message
 
 
+_SLACK_S = 0.05
+"""A read may overrun its reply's deadline by this much before the socket timeout is cut."""
+
+
+class _DeadlineReader(socket.SocketIO):
+    """The socket as a raw stream whose reads share one deadline: the whole reply's.
+
+    A socket timeout only limits each read, so a server trickling bytes could stretch a
+    reply without end; here every read waits at most until the deadline. The socket's
+    timeout is only changed when it would overrun the deadline by more than ``_SLACK_S``
+    (a small reply arrives in one read, with no extra system call).
+    """
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__(sock, "r")
+        self._socket = sock
+        self._deadline = deadline
+
+    def readinto(self, b: Any) -> int | None:
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("timed out: the reply did not complete before its deadline")
+        sock = self._socket
+        current = sock.gettimeout()
+        if current is None or current > remaining + _SLACK_S:
+            sock.settimeout(remaining)
+        return super().readinto(b)
+
+
+class _DeadlineSocket:
+    """What ``HTTPResponse`` asks of its socket (``makefile``), with a deadline on reads."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self._sock = sock
+        self._deadline = deadline
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        # As socket.makefile: the socket stays open until this reader is closed too.
+        raw = _DeadlineReader(self._sock, self._deadline)
+        self._sock._io_refs += 1  # type: ignore[attr-defined]
+        return io.BufferedReader(raw)
+
+
 class _FastResponse(http.client.HTTPResponse):
     """``HTTPResponse`` whose header parsing skips the email parser (``_header_message``).
 
     ``begin`` follows the standard library's own, step for step; only the header block is
     read differently (same line and count limits, via ``http.client._read_headers``).
+    With a ``deadline`` (``time.monotonic()``), the whole reply must arrive before it.
     """
+
+    def __init__(
+        self,
+        sock: Any,
+        debuglevel: int = 0,
+        method: str | None = None,
+        url: str | None = None,
+        *,
+        deadline: float | None = None,
+    ) -> None:
+        if deadline is not None:
+            sock = _DeadlineSocket(sock, deadline)
+        super().__init__(sock, debuglevel, method, url)
 
     def begin(self) -> None:
         if self.headers is not None:
@@ -156,12 +214,21 @@ class _FastResponse(http.client.HTTPResponse):
             self.will_close = True
 
 
-class _HTTPConnection(_OneWrite, http.client.HTTPConnection):
-    response_class = _FastResponse
+class _ReplyDeadline:
+    """Connections whose replies are read against ``deadline`` (set before each request)."""
+
+    deadline: float | None = None
+
+    def response_class(self, sock: Any, *args: Any, **kwargs: Any) -> _FastResponse:
+        return _FastResponse(sock, *args, deadline=self.deadline, **kwargs)
 
 
-class _HTTPSConnection(_OneWrite, http.client.HTTPSConnection):
-    response_class = _FastResponse
+class _HTTPConnection(_OneWrite, _ReplyDeadline, http.client.HTTPConnection):  # type: ignore[misc]
+    pass
+
+
+class _HTTPSConnection(_OneWrite, _ReplyDeadline, http.client.HTTPSConnection):  # type: ignore[misc]
+    pass
 
 
 def open_connection(
