@@ -407,8 +407,15 @@ class LocalDockerProvider(ProviderContext):
                 f"Docker image {self._image!r} is not available locally (on the engine at "
                 f"{where}), and envgen does not pull unless asked (pull=False). {hint}"
             )
-        with translate_docker(f"pulling image {self._image!r}", where):
-            client.images.pull(self._image)
+        try:
+            with translate_docker(f"pulling image {self._image!r}", where):
+                client.images.pull(self._image)
+        except ProviderError as exc:
+            raise ProviderError(
+                f"{str(exc).rstrip('.')}. The image is not available locally and could not be pulled from its "
+                "registry: check the name and tag and that the registry can be reached, or "
+                f"`docker load` a saved copy of {self._image} (then nothing is pulled)."
+            ) from exc
 
     def _create_options(self) -> dict[str, Any]:
         options = dict(self._run_options)

@@ -9,7 +9,9 @@ same arguments, the container started in a worker thread, and an ``AsyncClientSt
 Options fall into three groups, kept apart so no name can mean two things:
 
 - the provider's own keywords (``port``, ``health_path``, ``startup_timeout_s``, ``host``,
-  ``pull``, ``docker_client``), defaulting to the generated client's ``SPEC``;
+  ``pull``, ``docker_client``), defaulting to the generated client's ``SPEC``; ``pull``
+  defaults to False for ``from_docker_image`` (a local image) and to True for ``from_hub``
+  (an image from a registry);
 - ``client_options``: the client constructor's keyword options (a ``ClientOptions`` dict:
   ``transport``, ``request_timeout_s``, ``default_headers``, ``retry``, ...), passed on as
   they are, so every constructor option is reachable without being repeated here;
@@ -54,10 +56,11 @@ def hub_image(repo_id: str, tag: str = "latest") -> str:
 
 
 def _hub_hint(image: str) -> str:
+    """For from_hub(pull=False) with the image absent: how to get it without a pull here."""
     return (
-        f"Images from {HUB_REGISTRY} come from a registry: pass pull=True (or run "
-        f"`docker pull {image}`) where {HUB_REGISTRY} can be reached, or `docker load` a "
-        "saved copy."
+        f"from_hub pulls from {HUB_REGISTRY} unless pull=False: leave pull at its default "
+        f"(or run `docker pull {image}`) where {HUB_REGISTRY} can be reached, or `docker "
+        "load` a saved copy."
     )
 
 
@@ -228,14 +231,15 @@ class ProviderLaunchers(_Launchers):
         health_path: str | None = None,
         startup_timeout_s: float | None = None,
         host: str = _DEFAULT_HOST,
-        pull: bool = False,
+        pull: bool = True,
         docker_client: Any | None = None,
         **run_options: Any,
     ) -> Self:
         """Run a Hugging Face Space's image (see ``hub_image``) like ``from_docker_image``.
 
-        As everywhere in envgen, nothing is pulled unless ``pull=True``: without it the
-        image must already be present locally.
+        ``from_hub`` means "an image from a registry": a missing image is pulled from
+        ``registry.hf.space`` by default (``pull=False`` refuses, and then the image must
+        already be present locally). ``from_docker_image`` never pulls unless asked.
         """
         image = hub_image(repo_id, tag)
         provider = cls._docker_provider(
@@ -327,11 +331,12 @@ class AsyncProviderLaunchers(_Launchers):
         health_path: str | None = None,
         startup_timeout_s: float | None = None,
         host: str = _DEFAULT_HOST,
-        pull: bool = False,
+        pull: bool = True,
         docker_client: Any | None = None,
         **run_options: Any,
     ) -> AsyncClientStart[Self]:  # type: ignore[type-var]  # Self is an AsyncEnvClient
-        """Like ``ProviderLaunchers.from_hub``; await the result for the client."""
+        """Like ``ProviderLaunchers.from_hub`` (pulls a missing image unless ``pull=False``);
+        await the result for the client."""
         image = hub_image(repo_id, tag)
         provider = cls._docker_provider(
             image,

@@ -253,12 +253,32 @@ def test_from_hub_without_the_image_says_what_to_do(
     docker_engine: Any, session_containers: Any
 ) -> None:
     with pytest.raises(ProviderError) as caught:
-        EchoEnv.from_hub("openenv/Echo_Env.v2", tag="v1")
+        EchoEnv.from_hub("openenv/Echo_Env.v2", tag="v1", pull=False)
     message = str(caught.value)
     assert "'registry.hf.space/openenv-echo-env-v2:v1' is not available locally" in message
     assert (
-        "pull=True" in message and "docker pull registry.hf.space/openenv-echo-env-v2:v1" in message
+        "unless pull=False" in message
+        and "docker pull registry.hf.space/openenv-echo-env-v2:v1" in message
     )
+    assert session_containers() == []
+
+
+def test_from_hub_pulls_by_default_and_fails_cleanly_without_a_registry(
+    docker_engine: Any, session_containers: Any
+) -> None:
+    """No registry is reachable here: the real pull is tried, and fails with a clear error."""
+    import docker.errors
+
+    image = "registry.hf.space/openenv-echo-env-v2:v1"
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as caught:
+        EchoEnv.from_hub("openenv/Echo_Env.v2", tag="v1")
+    record("from_hub failed pull", time.monotonic() - started)
+    message = str(caught.value)
+    assert f"pulling image {image!r} failed" in message
+    assert "could not be pulled from its registry" in message and "docker load" in message
+    with pytest.raises(docker.errors.ImageNotFound):
+        docker_engine.images.get(image)
     assert session_containers() == []
 
 

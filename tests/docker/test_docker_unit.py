@@ -99,15 +99,43 @@ class _FakeEngine:
         self.api = SimpleNamespace(base_url="http+docker://localhost")
 
 
-def test_from_hub_fails_clearly_when_the_image_is_not_local() -> None:
+def test_from_hub_pulls_a_missing_image_by_default() -> None:
     engine = _FakeEngine()
     with pytest.raises(ProviderError) as caught:
         EchoEnv.from_hub("openenv/Echo_Env", docker_client=engine)
+    assert engine.images.pulled == ["registry.hf.space/openenv-echo-env:latest"]
+    message = str(caught.value)  # the fake registry is unreachable: a clear error
+    assert "pulling image 'registry.hf.space/openenv-echo-env:latest' failed" in message
+    assert "registry unreachable" in message and "could not be pulled" in message
+    assert "docker load" in message
+
+
+def test_from_hub_with_pull_false_refuses_to_pull() -> None:
+    engine = _FakeEngine()
+    with pytest.raises(ProviderError) as caught:
+        EchoEnv.from_hub("openenv/Echo_Env", pull=False, docker_client=engine)
     message = str(caught.value)
     assert "Docker image 'registry.hf.space/openenv-echo-env:latest' is not available" in message
-    assert "pull=True" in message
+    assert "(pull=False)" in message and "unless pull=False" in message
     assert "docker pull registry.hf.space/openenv-echo-env:latest" in message
-    assert engine.images.pulled == []  # never pulled unless asked
+    assert engine.images.pulled == []
+
+
+def test_from_docker_image_never_pulls_unless_asked() -> None:
+    engine = _FakeEngine()
+    with pytest.raises(ProviderError, match="not available locally"):
+        EchoEnv.from_docker_image("envgen/x:1", docker_client=engine)
+    assert engine.images.pulled == []
+
+
+def test_async_from_hub_pulls_by_default_too() -> None:
+    import inspect
+
+    from generated.echo_env import AsyncEchoEnv
+
+    for cls in (EchoEnv, AsyncEchoEnv):
+        assert inspect.signature(cls.from_hub).parameters["pull"].default is True
+        assert inspect.signature(cls.from_docker_image).parameters["pull"].default is False
 
 
 def test_pull_true_pulls_and_maps_the_engine_error() -> None:
