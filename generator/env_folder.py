@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,10 +78,25 @@ def _toml_str(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _stage_dir(parent: Path, name: str) -> Path:
+    """A fresh hidden folder beside the target, made with the user's umask.
+
+    Not `tempfile.mkdtemp`: its folders are always 0700, and the stage is renamed into place,
+    so the env folder would end up unreadable to everyone else.
+    """
+    while True:
+        stage = parent / f".{name}-new-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            stage.mkdir()
+        except FileExistsError:
+            continue
+        return stage
+
+
 def write_env_folder(target: Path, files: EnvFiles, *, replace: bool = False) -> None:
     """Create (or with `replace`, swap in) `target` holding `files`, all or nothing."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{files.name}-new-", dir=target.parent))
+    stage = _stage_dir(target.parent, files.name)
     aside = target.parent / f".{files.name}-old-{os.getpid()}"
     try:
         (stage / "env.toml").write_text(files.manifest_text(), encoding="utf-8")
