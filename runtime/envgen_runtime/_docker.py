@@ -412,8 +412,9 @@ class LocalDockerProvider(ProviderContext):
                 client.images.pull(self._image)
         except ProviderError as exc:
             raise ProviderError(
-                f"{str(exc).rstrip('.')}. The image is not available locally and could not be pulled from its "
-                "registry: check the name and tag and that the registry can be reached, or "
+                f"{str(exc).rstrip('.')}. The image is not available locally and could not "
+                "be pulled from its registry: check the name and tag and that the registry can "
+                "be reached, or "
                 f"`docker load` a saved copy of {self._image} (then nothing is pulled)."
             ) from exc
 
