@@ -7,7 +7,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._exceptions import EnvConnectionError, EnvgenRuntimeError, EnvTimeoutError, ServerError
+from ._exceptions import (
+    EnvConnectionError,
+    EnvgenRuntimeError,
+    EnvTimeoutError,
+    ServerError,
+    SessionLostError,
+)
 
 __all__ = ["RETRYABLE_OPS", "RetryPolicy"]
 
@@ -21,10 +27,13 @@ class RetryPolicy:
     """How ``reset()`` and ``state()`` retry transient failures; ``step()`` never retries.
 
     Retried: a connection that could not be opened (refused, connect timeout, WebSocket
-    handshake failure) and HTTP statuses in ``retry_statuses`` (by default the gateway
+    handshake failure), a connection that broke mid-request ("connection reset by peer": a
+    reset or a state read is safe to send again, and whether a dead server refuses or resets
+    is a matter of timing), and HTTP statuses in ``retry_statuses`` (by default the gateway
     errors 502, 503 and 504, also when they answer a WebSocket handshake). Never retried: a
-    4xx, a read timeout or a connection lost mid-request (the server may have acted), a
-    server error message over an open WebSocket, a client-side validation error.
+    4xx, a read timeout (the server may still be working on it), a lost WebSocket session
+    (``SessionLostError``: a new session would be a fresh environment), a server error
+    message over an open WebSocket, a client-side validation error.
 
     ``attempts`` counts every try (1 disables retrying). Before retry ``n`` (1, 2, ...) the
     client waits ``min(max_delay_s, base_delay_s * 2 ** (n - 1))``, shortened by a random
@@ -78,7 +87,11 @@ class RetryPolicy:
             return False
         if isinstance(exc, ServerError):
             return exc.status is not None and exc.status in self.retry_statuses
-        if isinstance(exc, EnvConnectionError | EnvTimeoutError):
+        if isinstance(exc, SessionLostError):
+            return False
+        if isinstance(exc, EnvConnectionError):
+            return True  # refused, or broken mid-request: both safe for reset and state
+        if isinstance(exc, EnvTimeoutError):
             return exc.during_connect
         return False
 

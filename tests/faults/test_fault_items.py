@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from envgen_runtime import ProtocolError, SessionLostError
+from envgen_runtime import EnvConnectionError, ProtocolError, RetryPolicy, SessionLostError
 
 from tests.runtime.clients import AsyncCounterEnv, CounterAction, CounterEnv
 
@@ -43,3 +43,32 @@ def test_max_message_bytes_none_lifts_the_limit(faultserver: str) -> None:
 def test_max_message_bytes_is_checked(bad: object) -> None:
     with pytest.raises(ValueError, match="max_message_bytes"):
         CounterEnv("http://127.0.0.1:9", max_message_bytes=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_state_on_a_reset_connection_is_retried(faultserver: str, asynchronous: bool) -> None:
+    """Item 8: 'connection reset by peer' on state() is retried like 'refused' is."""
+    url = fault_url(faultserver, "reset-state")
+    sleeps: list[float] = []
+    retry = RetryPolicy(attempts=3, base_delay_s=0.01, sleep=sleeps.append)
+
+    async def scenario() -> EnvConnectionError:
+        async with AsyncCounterEnv(url, transport="http", retry=retry) as env:
+            await env.reset()
+            await env.step(HI)
+            with pytest.raises(EnvConnectionError) as info:
+                await env.state()
+            return info.value
+
+    if asynchronous:
+        error = asyncio.run(scenario())
+    else:
+        with CounterEnv(url, transport="http", retry=retry) as env:
+            env.reset()
+            env.step(HI)
+            with pytest.raises(EnvConnectionError) as info:
+                env.state()
+            error = info.value
+    assert not isinstance(error, SessionLostError)
+    assert error.attempts == 3 and len(sleeps) == 2
+    assert "gave up after 3 attempts" in error.message

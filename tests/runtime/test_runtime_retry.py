@@ -143,7 +143,10 @@ def _server_error(status: int | None, code: str | None = None) -> ServerError:
         ("reset", _server_error(None, "CAPACITY_REACHED"), False),
         ("reset", EnvConnectionError("refused", during_connect=True), True),
         ("step", EnvConnectionError("refused", during_connect=True), False),
-        ("reset", EnvConnectionError("dropped mid-request"), False),
+        # reset and state are safe to send again when a connection broke mid-request
+        ("reset", EnvConnectionError("dropped mid-request"), True),
+        ("state", EnvConnectionError("connection reset by peer"), True),
+        ("step", EnvConnectionError("dropped mid-request"), False),
         ("state", EnvTimeoutError("connect", during_connect=True), True),
         ("state", EnvTimeoutError("read"), False),
         ("state", SessionLostError("lost", during_connect=False), False),
