@@ -278,3 +278,23 @@ def test_every_command_takes_quiet_and_verbose() -> None:
     for command in commands:
         names = {opt for param in command.params for opt in param.opts}
         assert {"-q", "--quiet", "-v", "--verbose"} <= names, command.name
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        (["new"], ["--transport", "--class-prefix", "--quiet", "--verbose"]),
+        (["pull"], ["--class-prefix", "--version", "HOST:PORT"]),
+        (["import"], ["--class-prefix", "SEMVER"]),
+        (["list"], ["--json", "not a valid env"]),
+        (["check"], ["--format", "github", "::error"]),
+        (["containers", "list"], ["--json"]),
+        (["diff"], ["to resolve it", "--quiet"]),
+        ([], ["-V, --version", "--quiet", "--verbose"]),
+    ],
+)
+def test_help_describes_the_new_flags(command: list[str], words: list[str]) -> None:
+    result = CliRunner().invoke(main, [*command, "--help"], terminal_width=100)
+    assert result.exit_code == 0, result.output
+    for word in words:
+        assert word in result.output, (command, word)

@@ -42,9 +42,21 @@ def compare_sides(
                 continue
             if change.role is not None and change.role not in roles:
                 continue
-            change.path = paths.get((change.file, change.pointer)) or instance_path(change.pointer)
+            change.path = paths.get((change.file, change.pointer)) or _path_in_role(
+                change, (old, new)
+            )
             changes.append(change)
     return sorted(changes, key=Change.sort_key)
+
+
+def _path_in_role(change: Change, sides: tuple[Side, Side]) -> str:
+    """The instance path of a code change inside its role's root schema, else ""."""
+    if change.role is None:
+        return ""
+    for side in sides:
+        if side.where(side.role_def(change.role), "") == (change.file, ""):
+            return instance_path(change.pointer)
+    return ""
 
 
 def instance_path(pointer: str) -> str:

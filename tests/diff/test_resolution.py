@@ -149,3 +149,22 @@ def test_quiet_and_verbose_text(repo: Path) -> None:
     assert all(line.startswith("grid_env: FAIL") for line in lines[:2])
     verbose = run(repo, "--base", "HEAD~1", "--verbose")
     assert "  policy: readers_ignore_unknown_fields=true" in verbose.output
+
+
+def test_code_change_in_a_def_takes_the_wire_change_path(tmp_path: Path) -> None:
+    def doc(inner: dict[str, object]) -> dict[str, object]:
+        return {
+            "type": "object",
+            "properties": {"p": {"$ref": "#/$defs/P"}},
+            "$defs": {"P": {"type": "object", "title": "P", **inner}},
+        }
+
+    old = doc({"properties": {"x": {"type": "integer", "default": 0}}})
+    new = doc({"properties": {"x": {"type": "integer"}}, "required": ["x"]})
+    args = [_write(tmp_path / "old.json", old), _write(tmp_path / "new.json", new)]
+    result = run(tmp_path, "--role", "action", *args, "--format", "json")
+    changes = json.loads(result.output)["envs"][0]["changes"]
+    by_rule = {c["rule"]: c for c in changes}
+    assert by_rule["required.added"]["path"] == "/p/x"
+    assert by_rule["code.attribute-now-required"]["pointer"] == "/$defs/P/properties/x"
+    assert by_rule["code.attribute-now-required"]["path"] == "/p/x"
