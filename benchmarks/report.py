@@ -191,6 +191,25 @@ def step_section(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def verify_section(data: dict[str, Any]) -> list[str]:
+    lines = [
+        "## envgen verify over the example envs",
+        "",
+        f"`envgen verify ENV --local` with default settings; target: each within "
+        f"{data['target_s']:.0f} s, server start included.",
+        "",
+        "| env | wall time | episodes | steps | negative cases | verdict | within target |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in data["rows"]:
+        verdict = "conforms" if row["ok"] else ", ".join(sorted(set(row["violations"])))
+        lines.append(
+            f"| {row['env']} | {row['seconds']:.1f} s | {row['episodes']} | {row['steps']} "
+            f"| {row['negative_cases']} | {verdict} | {_verdict(row['within_target'])} |"
+        )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
@@ -200,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sections: list[str] = ["# Benchmark results", "", "Written by `make bench`; do not edit.", ""]
     sections += _machine()
-    for name, render in (("codegen", codegen_section), ("step", step_section)):
+    renderers = (("codegen", codegen_section), ("step", step_section), ("verify", verify_section))
+    for name, render in renderers:
         path = args.results / f"{name}.json"
         if path.is_file():
             sections += ["", *render(json.loads(path.read_text()))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -49,3 +50,18 @@ def test_report_either_way(how: str, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     text = out.read_text()
     assert text.startswith("# Benchmark results") and "import of a generated client" in text
+
+
+def test_bench_verify_help_as_a_module() -> None:
+    proc = _run("module", "bench_verify", "--help", cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert "--quick" in proc.stdout
+
+
+def test_bench_verify_quick_as_a_script_verifies_echo_env(tmp_path: Path) -> None:
+    out = tmp_path / "verify.json"
+    proc = _run("script", "bench_verify", "--quick", "--out", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["env"] == "echo_env" and row["ok"] and row["episodes"] >= 10
+    assert json.loads(proc.stdout.splitlines()[-1])["all_within_target"] is True
