@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.util
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,13 @@ WIRE_NAME = "wire_name"
 OMIT_IF_NONE = "omit_if_none"
 
 MAX_CONCURRENT_ENVS = 16
+# Tests of pools that meet CAPACITY_REACHED start servers with fewer sessions than the default.
+MAX_CONCURRENT_ENVS_VAR = "ENVGEN_EXAMPLE_MAX_CONCURRENT_ENVS"
+
+
+def max_concurrent_envs() -> int:
+    """Sessions a WebSocket server holds: the default, or the environment variable's value."""
+    return int(os.environ.get(MAX_CONCURRENT_ENVS_VAR, MAX_CONCURRENT_ENVS))
 
 
 @dataclass(frozen=True)
@@ -135,7 +143,7 @@ def websocket_app(
         action_cls,
         observation_cls,
         env_name=info.name,
-        max_concurrent_envs=MAX_CONCURRENT_ENVS,
+        max_concurrent_envs=max_concurrent_envs(),
         state_cls=state_cls,
     )
 

@@ -13,13 +13,15 @@ Runs Python code in a subprocess and reports stdout, stderr and exit code.
 """
 
 from ._runtime import RUNTIME_API
-from .client import AsyncCodingEnv, CodingEnv
+from .client import AsyncCodingEnv, AsyncCodingEnvPool, CodingEnv, CodingEnvPool
 from .models import CodingAction, CodingObservation, CodingState, ExecResult
 
 __all__ = [
     "AsyncCodingEnv",
+    "AsyncCodingEnvPool",
     "CodingAction",
     "CodingEnv",
+    "CodingEnvPool",
     "CodingObservation",
     "CodingState",
     "ExecResult",

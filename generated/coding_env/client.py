@@ -7,18 +7,26 @@
 #   schemas/coding_env/observation.schema.json
 #   schemas/coding_env/state.schema.json
 # Schema hash: sha256:678cd4a19291feaa37bba0e1f564d963da8c3af444a4a50317a2ff91a9360a9f
-"""Typed clients for the coding_env environment: blocking and asyncio."""
+"""Typed clients and pools for the coding_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from envgen_runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
+from envgen_runtime import (
+    AsyncEnvClient,
+    AsyncEnvPool,
+    EnvClient,
+    EnvPool,
+    EnvSpec,
+    ModelCodec,
+    StepResult,
+)
 
 from .models import CodingAction, CodingObservation, CodingState
 
-__all__ = ["AsyncCodingEnv", "CodingEnv"]
+__all__ = ["AsyncCodingEnv", "AsyncCodingEnvPool", "CodingEnv", "CodingEnvPool"]
 
 _ACTION: ModelCodec[CodingAction] = ModelCodec(CodingAction, "action")
 _OBSERVATION: ModelCodec[CodingObservation] = ModelCodec(CodingObservation, "observation")
@@ -82,3 +90,15 @@ class AsyncCodingEnv(AsyncEnvClient[CodingAction, CodingObservation, CodingState
 
     def _parse_state(self, payload: Mapping[str, Any]) -> CodingState:
         return _STATE.decode(payload, strict=self.strict)
+
+
+class CodingEnvPool(EnvPool[CodingAction, CodingObservation, CodingState]):
+    """Many coding_env sessions stepped together, blocking (see ``EnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncCodingEnv
+
+
+class AsyncCodingEnvPool(AsyncEnvPool[CodingAction, CodingObservation, CodingState]):
+    """Many coding_env sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncCodingEnv

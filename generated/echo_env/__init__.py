@@ -12,13 +12,15 @@ Echoes each message back; the simplest possible environment.
 """
 
 from ._runtime import RUNTIME_API
-from .client import AsyncEchoEnv, EchoEnv
+from .client import AsyncEchoEnv, AsyncEchoEnvPool, EchoEnv, EchoEnvPool
 from .models import EchoAction, EchoObservation, EchoState
 
 __all__ = [
     "AsyncEchoEnv",
+    "AsyncEchoEnvPool",
     "EchoAction",
     "EchoEnv",
+    "EchoEnvPool",
     "EchoObservation",
     "EchoState",
     "RUNTIME_API",

@@ -6,18 +6,26 @@
 #   schemas/echo_env/observation.schema.json
 #   schemas/echo_env/state.schema.json
 # Schema hash: sha256:de222389b8e0b84f4c71cf2a0d94db37e83dadd2ebdc127310d91d95d3d21c7d
-"""Typed clients for the echo_env environment: blocking and asyncio."""
+"""Typed clients and pools for the echo_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from envgen_runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
+from envgen_runtime import (
+    AsyncEnvClient,
+    AsyncEnvPool,
+    EnvClient,
+    EnvPool,
+    EnvSpec,
+    ModelCodec,
+    StepResult,
+)
 
 from .models import EchoAction, EchoObservation, EchoState
 
-__all__ = ["AsyncEchoEnv", "EchoEnv"]
+__all__ = ["AsyncEchoEnv", "AsyncEchoEnvPool", "EchoEnv", "EchoEnvPool"]
 
 _ACTION: ModelCodec[EchoAction] = ModelCodec(EchoAction, "action")
 _OBSERVATION: ModelCodec[EchoObservation] = ModelCodec(EchoObservation, "observation")
@@ -81,3 +89,15 @@ class AsyncEchoEnv(AsyncEnvClient[EchoAction, EchoObservation, EchoState]):
 
     def _parse_state(self, payload: Mapping[str, Any]) -> EchoState:
         return _STATE.decode(payload, strict=self.strict)
+
+
+class EchoEnvPool(EnvPool[EchoAction, EchoObservation, EchoState]):
+    """Many echo_env sessions stepped together, blocking (see ``EnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncEchoEnv
+
+
+class AsyncEchoEnvPool(AsyncEnvPool[EchoAction, EchoObservation, EchoState]):
+    """Many echo_env sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncEchoEnv

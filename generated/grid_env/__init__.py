@@ -12,7 +12,7 @@ A seeded gridworld: move, turn and pick up items.
 """
 
 from ._runtime import RUNTIME_API
-from .client import AsyncGridEnv, GridEnv
+from .client import AsyncGridEnv, AsyncGridEnvPool, GridEnv, GridEnvPool
 from .models import (
     Cell,
     GridAction,
@@ -26,9 +26,11 @@ from .models import (
 
 __all__ = [
     "AsyncGridEnv",
+    "AsyncGridEnvPool",
     "Cell",
     "GridAction",
     "GridEnv",
+    "GridEnvPool",
     "GridObservation",
     "GridState",
     "MoveAction",

@@ -6,18 +6,26 @@
 #   schemas/grid_env/observation.schema.json
 #   schemas/grid_env/state.schema.json
 # Schema hash: sha256:d4536eec307b354f9acb31cb4b127262494cb3cbf298d1723f0cc6cc6df4ec5c
-"""Typed clients for the grid_env environment: blocking and asyncio."""
+"""Typed clients and pools for the grid_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from envgen_runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
+from envgen_runtime import (
+    AsyncEnvClient,
+    AsyncEnvPool,
+    EnvClient,
+    EnvPool,
+    EnvSpec,
+    ModelCodec,
+    StepResult,
+)
 
 from .models import GridAction, GridObservation, GridState
 
-__all__ = ["AsyncGridEnv", "GridEnv"]
+__all__ = ["AsyncGridEnv", "AsyncGridEnvPool", "GridEnv", "GridEnvPool"]
 
 _ACTION: ModelCodec[GridAction] = ModelCodec(GridAction, "action")
 _OBSERVATION: ModelCodec[GridObservation] = ModelCodec(GridObservation, "observation")
@@ -81,3 +89,15 @@ class AsyncGridEnv(AsyncEnvClient[GridAction, GridObservation, GridState]):
 
     def _parse_state(self, payload: Mapping[str, Any]) -> GridState:
         return _STATE.decode(payload, strict=self.strict)
+
+
+class GridEnvPool(EnvPool[GridAction, GridObservation, GridState]):
+    """Many grid_env sessions stepped together, blocking (see ``EnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncGridEnv
+
+
+class AsyncGridEnvPool(AsyncEnvPool[GridAction, GridObservation, GridState]):
+    """Many grid_env sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncGridEnv

@@ -12,15 +12,17 @@ A short seeded quiz with hints, attempts and a running score.
 """
 
 from ._runtime import RUNTIME_API
-from .client import AsyncQuizEnv, QuizEnv
+from .client import AsyncQuizEnv, AsyncQuizEnvPool, QuizEnv, QuizEnvPool
 from .models import Confidence, HistoryEntry, QuizAction, QuizObservation, QuizState
 
 __all__ = [
     "AsyncQuizEnv",
+    "AsyncQuizEnvPool",
     "Confidence",
     "HistoryEntry",
     "QuizAction",
     "QuizEnv",
+    "QuizEnvPool",
     "QuizObservation",
     "QuizState",
     "RUNTIME_API",

@@ -6,18 +6,26 @@
 #   schemas/quiz_env/observation.schema.json
 #   schemas/quiz_env/state.schema.json
 # Schema hash: sha256:437fbead30ffefd0b9520d771182f7b89b5263bff95ac4dd0aed264069b8e021
-"""Typed clients for the quiz_env environment: blocking and asyncio."""
+"""Typed clients and pools for the quiz_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from envgen_runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
+from envgen_runtime import (
+    AsyncEnvClient,
+    AsyncEnvPool,
+    EnvClient,
+    EnvPool,
+    EnvSpec,
+    ModelCodec,
+    StepResult,
+)
 
 from .models import QuizAction, QuizObservation, QuizState
 
-__all__ = ["AsyncQuizEnv", "QuizEnv"]
+__all__ = ["AsyncQuizEnv", "AsyncQuizEnvPool", "QuizEnv", "QuizEnvPool"]
 
 _ACTION: ModelCodec[QuizAction] = ModelCodec(QuizAction, "action")
 _OBSERVATION: ModelCodec[QuizObservation] = ModelCodec(QuizObservation, "observation")
@@ -81,3 +89,15 @@ class AsyncQuizEnv(AsyncEnvClient[QuizAction, QuizObservation, QuizState]):
 
     def _parse_state(self, payload: Mapping[str, Any]) -> QuizState:
         return _STATE.decode(payload, strict=self.strict)
+
+
+class QuizEnvPool(EnvPool[QuizAction, QuizObservation, QuizState]):
+    """Many quiz_env sessions stepped together, blocking (see ``EnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncQuizEnv
+
+
+class AsyncQuizEnvPool(AsyncEnvPool[QuizAction, QuizObservation, QuizState]):
+    """Many quiz_env sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncQuizEnv

@@ -12,7 +12,7 @@ A two-link planar arm reaching for a seeded target; continuous control.
 """
 
 from ._runtime import RUNTIME_API
-from .client import AsyncReacherEnv, ReacherEnv
+from .client import AsyncReacherEnv, AsyncReacherEnvPool, ReacherEnv, ReacherEnvPool
 from .models import (
     FingertipItem,
     JointAngle,
@@ -26,12 +26,14 @@ from .models import (
 
 __all__ = [
     "AsyncReacherEnv",
+    "AsyncReacherEnvPool",
     "FingertipItem",
     "JointAngle",
     "JointVelocity",
     "RUNTIME_API",
     "ReacherAction",
     "ReacherEnv",
+    "ReacherEnvPool",
     "ReacherObservation",
     "ReacherState",
     "TargetItem",

@@ -6,18 +6,26 @@
 #   schemas/reacher_env/observation.schema.json
 #   schemas/reacher_env/state.schema.json
 # Schema hash: sha256:c1807316189be8cf3000b89d75398c565032e104ecf7f202d176ebb30f72869f
-"""Typed clients for the reacher_env environment: blocking and asyncio."""
+"""Typed clients and pools for the reacher_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from envgen_runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
+from envgen_runtime import (
+    AsyncEnvClient,
+    AsyncEnvPool,
+    EnvClient,
+    EnvPool,
+    EnvSpec,
+    ModelCodec,
+    StepResult,
+)
 
 from .models import ReacherAction, ReacherObservation, ReacherState
 
-__all__ = ["AsyncReacherEnv", "ReacherEnv"]
+__all__ = ["AsyncReacherEnv", "AsyncReacherEnvPool", "ReacherEnv", "ReacherEnvPool"]
 
 _ACTION: ModelCodec[ReacherAction] = ModelCodec(ReacherAction, "action")
 _OBSERVATION: ModelCodec[ReacherObservation] = ModelCodec(ReacherObservation, "observation")
@@ -81,3 +89,15 @@ class AsyncReacherEnv(AsyncEnvClient[ReacherAction, ReacherObservation, ReacherS
 
     def _parse_state(self, payload: Mapping[str, Any]) -> ReacherState:
         return _STATE.decode(payload, strict=self.strict)
+
+
+class ReacherEnvPool(EnvPool[ReacherAction, ReacherObservation, ReacherState]):
+    """Many reacher_env sessions stepped together, blocking (see ``EnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncReacherEnv
+
+
+class AsyncReacherEnvPool(AsyncEnvPool[ReacherAction, ReacherObservation, ReacherState]):
+    """Many reacher_env sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncReacherEnv

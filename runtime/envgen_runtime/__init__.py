@@ -3,14 +3,15 @@
 Generated clients subclass ``EnvClient`` (blocking) and ``AsyncEnvClient`` (asyncio) and
 describe their models with ``ModelCodec``; the runtime owns the wire protocols
 (``HttpTransport``, ``WebSocketTransport`` and their ``Async`` twins), retries
-(``RetryPolicy``), the server lifecycle (``LocalProcessProvider``) and one exception tree
-rooted at ``EnvgenRuntimeError``.
+(``RetryPolicy``), the server lifecycle (``LocalProcessProvider``, ``LocalDockerProvider``,
+``RayProvider``), many sessions stepped together (``EnvPool``, ``AsyncEnvPool``) and one
+exception tree rooted at ``EnvgenRuntimeError``.
 
 Importing this package imports pydantic but not httpx, websockets, http.client or asyncio
 (loaded when a transport or client of that kind is first used), nor the generator
-(``envgen``) or any of its tools. Extras (``docker``, ``async``) are imported on first use and
-name themselves when missing (``MissingExtraError``). ``check_generated`` is what generated
-packages call at import to refuse a runtime they do not fit.
+(``envgen``) or any of its tools. Extras (``docker``, ``async``, ``ray``) are imported on
+first use and name themselves when missing (``MissingExtraError``). ``check_generated`` is
+what generated packages call at import to refuse a runtime they do not fit.
 """
 
 from ._client import EnvClient
@@ -33,7 +34,10 @@ from ._exceptions import (
 )
 from ._http import HttpTransport
 from ._http_async import AsyncHttpTransport
+from ._pool import AsyncEnvPool, SlotInfo, SlotLostError, SlotResult
+from ._pool_sync import EnvPool
 from ._provider import LocalProcessProvider, Provider
+from ._ray import RayProvider
 from ._result import StepResult
 from ._retry import RetryPolicy
 from ._spec import EnvSpec
@@ -45,12 +49,14 @@ __all__ = [
     "API_VERSION",
     "AsyncClientStart",
     "AsyncEnvClient",
+    "AsyncEnvPool",
     "AsyncHttpTransport",
     "AsyncTransport",
     "AsyncWebSocketTransport",
     "EnvClient",
     "EnvConnectionError",
     "EnvModel",
+    "EnvPool",
     "EnvSpec",
     "EnvTimeoutError",
     "EnvValidationError",
@@ -63,10 +69,14 @@ __all__ = [
     "ProtocolError",
     "Provider",
     "ProviderError",
+    "RayProvider",
     "RetryPolicy",
     "ServerError",
     "ServerValidationError",
     "SessionLostError",
+    "SlotInfo",
+    "SlotLostError",
+    "SlotResult",
     "StepResult",
     "Transport",
     "ValidationIssue",

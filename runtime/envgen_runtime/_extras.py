@@ -18,6 +18,7 @@ __all__ = ["EXTRAS", "require"]
 EXTRAS: dict[str, str] = {
     "docker": "docker",
     "httpx": "async",
+    "ray": "ray",
 }
 """Each optional top-level module and the ``envgen-runtime`` extra that installs it."""
 

@@ -33,7 +33,7 @@ def _without(module: str, code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_every_optional_module_maps_to_a_declared_extra() -> None:
-    assert EXTRAS == {"docker": "docker", "httpx": "async"}
+    assert EXTRAS == {"docker": "docker", "httpx": "async", "ray": "ray"}
 
 
 def test_a_present_module_is_returned() -> None:

@@ -16,12 +16,14 @@ VERSION_NAMES = {"API_VERSION", "__version__"}
 PUBLIC_API = VERSION_NAMES | {
     "AsyncClientStart",
     "AsyncEnvClient",
+    "AsyncEnvPool",
     "AsyncHttpTransport",
     "AsyncTransport",
     "AsyncWebSocketTransport",
     "EnvClient",
     "EnvConnectionError",
     "EnvModel",
+    "EnvPool",
     "EnvSpec",
     "EnvTimeoutError",
     "EnvValidationError",
@@ -34,10 +36,14 @@ PUBLIC_API = VERSION_NAMES | {
     "ProtocolError",
     "Provider",
     "ProviderError",
+    "RayProvider",
     "RetryPolicy",
     "ServerError",
     "ServerValidationError",
     "SessionLostError",
+    "SlotInfo",
+    "SlotLostError",
+    "SlotResult",
     "StepResult",
     "Transport",
     "ValidationIssue",
@@ -46,7 +52,7 @@ PUBLIC_API = VERSION_NAMES | {
 }
 
 
-HEAVY = ("jinja2", "datamodel_code_generator", "click", "requests", "websockets", "httpx")
+HEAVY = ("jinja2", "datamodel_code_generator", "click", "requests", "websockets", "httpx", "ray")
 
 
 def _modules_loaded_by(code: str) -> set[str]:

@@ -12,14 +12,16 @@ Models as pydantic dataclasses: bounded float arrays.
 """
 
 from ._runtime import RUNTIME_API
-from .client import AsyncDataclassEnv, DataclassEnv
+from .client import AsyncDataclassEnv, AsyncDataclassEnvPool, DataclassEnv, DataclassEnvPool
 from .models import Angle, DataclassAction, DataclassObservation, DataclassState, Torque
 
 __all__ = [
     "Angle",
     "AsyncDataclassEnv",
+    "AsyncDataclassEnvPool",
     "DataclassAction",
     "DataclassEnv",
+    "DataclassEnvPool",
     "DataclassObservation",
     "DataclassState",
     "RUNTIME_API",

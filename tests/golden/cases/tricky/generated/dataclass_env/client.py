@@ -6,18 +6,26 @@
 #   schemas/dataclass_env/observation.schema.json
 #   schemas/dataclass_env/state.schema.json
 # Schema hash: sha256:2a996a7a4b9225170b1cc3988377e5789f6c52f927d4ac1955ae8d948dde2c0b
-"""Typed clients for the dataclass_env environment: blocking and asyncio."""
+"""Typed clients and pools for the dataclass_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from envgen_runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
+from envgen_runtime import (
+    AsyncEnvClient,
+    AsyncEnvPool,
+    EnvClient,
+    EnvPool,
+    EnvSpec,
+    ModelCodec,
+    StepResult,
+)
 
 from .models import DataclassAction, DataclassObservation, DataclassState
 
-__all__ = ["AsyncDataclassEnv", "DataclassEnv"]
+__all__ = ["AsyncDataclassEnv", "AsyncDataclassEnvPool", "DataclassEnv", "DataclassEnvPool"]
 
 _ACTION: ModelCodec[DataclassAction] = ModelCodec(DataclassAction, "action")
 _OBSERVATION: ModelCodec[DataclassObservation] = ModelCodec(DataclassObservation, "observation")
@@ -71,3 +79,15 @@ class AsyncDataclassEnv(AsyncEnvClient[DataclassAction, DataclassObservation, Da
 
     def _parse_state(self, payload: Mapping[str, Any]) -> DataclassState:
         return _STATE.decode(payload, strict=self.strict)
+
+
+class DataclassEnvPool(EnvPool[DataclassAction, DataclassObservation, DataclassState]):
+    """Many dataclass_env sessions stepped together, blocking (see ``EnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncDataclassEnv
+
+
+class AsyncDataclassEnvPool(AsyncEnvPool[DataclassAction, DataclassObservation, DataclassState]):
+    """Many dataclass_env sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncDataclassEnv

@@ -12,13 +12,15 @@ Tries to inject: \"\"\" ''' {{ 7*7 }} {% raw %} __import__('os').system('touch /
 """
 
 from ._runtime import RUNTIME_API
-from .client import AsyncEvilEnv, EvilEnv
+from .client import AsyncEvilEnv, AsyncEvilEnvPool, EvilEnv, EvilEnvPool
 from .models import EvilAction, EvilObservation, EvilState, Node
 
 __all__ = [
     "AsyncEvilEnv",
+    "AsyncEvilEnvPool",
     "EvilAction",
     "EvilEnv",
+    "EvilEnvPool",
     "EvilObservation",
     "EvilState",
     "Node",

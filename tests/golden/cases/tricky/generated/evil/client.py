@@ -6,18 +6,26 @@
 #   schemas/evil/observation.schema.json
 #   schemas/evil/state.schema.json
 # Schema hash: sha256:10e31e8e504690c146957d297028ca7790d0e363911433cf8223c791ebe5210b
-"""Typed clients for the evil environment: blocking and asyncio."""
+"""Typed clients and pools for the evil environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from envgen_runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
+from envgen_runtime import (
+    AsyncEnvClient,
+    AsyncEnvPool,
+    EnvClient,
+    EnvPool,
+    EnvSpec,
+    ModelCodec,
+    StepResult,
+)
 
 from .models import EvilAction, EvilObservation, EvilState
 
-__all__ = ["AsyncEvilEnv", "EvilEnv"]
+__all__ = ["AsyncEvilEnv", "AsyncEvilEnvPool", "EvilEnv", "EvilEnvPool"]
 
 _ACTION: ModelCodec[EvilAction] = ModelCodec(EvilAction, "action")
 _OBSERVATION: ModelCodec[EvilObservation] = ModelCodec(EvilObservation, "observation")
@@ -71,3 +79,15 @@ class AsyncEvilEnv(AsyncEnvClient[EvilAction, EvilObservation, EvilState]):
 
     def _parse_state(self, payload: Mapping[str, Any]) -> EvilState:
         return _STATE.decode(payload, strict=self.strict)
+
+
+class EvilEnvPool(EnvPool[EvilAction, EvilObservation, EvilState]):
+    """Many evil sessions stepped together, blocking (see ``EnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncEvilEnv
+
+
+class AsyncEvilEnvPool(AsyncEnvPool[EvilAction, EvilObservation, EvilState]):
+    """Many evil sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncEvilEnv

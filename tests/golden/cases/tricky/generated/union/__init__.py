@@ -13,7 +13,7 @@ A tagged-union action, enums, nested arrays, a cross-file $ref and nullable fiel
 """
 
 from ._runtime import RUNTIME_API
-from .client import AsyncGridEnv, GridEnv
+from .client import AsyncGridEnv, AsyncGridEnvPool, GridEnv, GridEnvPool
 from .models import (
     Cell,
     CellItem,
@@ -29,10 +29,12 @@ from .models import (
 
 __all__ = [
     "AsyncGridEnv",
+    "AsyncGridEnvPool",
     "Cell",
     "CellItem",
     "GridAction",
     "GridEnv",
+    "GridEnvPool",
     "GridObservation",
     "GridState",
     "Move",

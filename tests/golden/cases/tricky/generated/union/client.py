@@ -7,18 +7,26 @@
 #   schemas/union/observation.schema.json
 #   schemas/union/state.schema.json
 # Schema hash: sha256:bdb43d2259cfa7379fb04f587cb24d25333646c8505ae65d0bdc9fbb4c13e82d
-"""Typed clients for the union environment: blocking and asyncio."""
+"""Typed clients and pools for the union environment: blocking and asyncio."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from envgen_runtime import AsyncEnvClient, EnvClient, EnvSpec, ModelCodec, StepResult
+from envgen_runtime import (
+    AsyncEnvClient,
+    AsyncEnvPool,
+    EnvClient,
+    EnvPool,
+    EnvSpec,
+    ModelCodec,
+    StepResult,
+)
 
 from .models import GridAction, GridObservation, GridState
 
-__all__ = ["AsyncGridEnv", "GridEnv"]
+__all__ = ["AsyncGridEnv", "AsyncGridEnvPool", "GridEnv", "GridEnvPool"]
 
 _ACTION: ModelCodec[GridAction] = ModelCodec(GridAction, "action")
 _OBSERVATION: ModelCodec[GridObservation] = ModelCodec(GridObservation, "observation")
@@ -72,3 +80,15 @@ class AsyncGridEnv(AsyncEnvClient[GridAction, GridObservation, GridState]):
 
     def _parse_state(self, payload: Mapping[str, Any]) -> GridState:
         return _STATE.decode(payload, strict=self.strict)
+
+
+class GridEnvPool(EnvPool[GridAction, GridObservation, GridState]):
+    """Many union sessions stepped together, blocking (see ``EnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncGridEnv
+
+
+class AsyncGridEnvPool(AsyncEnvPool[GridAction, GridObservation, GridState]):
+    """Many union sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
+
+    CLIENT: ClassVar[type[Any] | None] = AsyncGridEnv

@@ -1,0 +1,58 @@
+"""Run a server command and end it when its owner process dies, however the owner died.
+
+``python -m envgen_runtime._orphan_guard OWNER_PID -- ARGV...`` starts ARGV as a child and
+polls OWNER_PID. A Ray actor that starts a server is killed with SIGKILL when its driver
+dies or its node is removed: no cleanup code of its own runs then, so this small parent
+watches it instead and kills its own process group (itself and the server). When the server
+exits first, the guard exits with the same status, so a start failure reads as the server's.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+POLL_S = 0.25
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _end_group() -> None:
+    # The provider started the guard as a session (and group) leader: the group is exactly
+    # this guard and the server with its children.
+    os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Supervise the command; return its exit status (never returns once the owner died)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) < 3 or args[1] != "--" or not args[0].isdigit():
+        print("usage: python -m envgen_runtime._orphan_guard OWNER_PID -- ARGV...", file=sys.stderr)
+        return 2
+    owner = int(args[0])
+    child = subprocess.Popen(args[2:])
+    while True:
+        code = child.poll()
+        if code is not None:
+            return code if code >= 0 else 128 - code
+        if not _alive(owner):
+            _end_group()
+        time.sleep(POLL_S)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

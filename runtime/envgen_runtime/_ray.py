@@ -1,0 +1,259 @@
+"""``RayProvider``: an env server in a Ray actor, placed on a cluster's nodes.
+
+Each provider owns one actor and the actor owns one server process, started on the actor's
+node address at a free port. The client connects to that address itself: Ray only places
+and supervises, it is not in the data path. Lifetimes nest so that nothing outlives its
+owner: ``stop()`` (or the ``with`` block, or interpreter exit) stops the server and kills
+the actor; Ray kills the actor when the driver dies; and the server runs under
+``_orphan_guard``, which ends it when the actor's process is gone (driver death, node
+removal, ``ray.kill``). Ray itself is imported on first start (extra ``ray``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from . import _exit_stop
+from ._exceptions import ProviderError
+from ._extras import require
+from ._provider import LocalProcessProvider, ProviderContext
+
+__all__ = ["RayProvider"]
+
+_STOP_TIMEOUT_S = 15.0
+_remote_class: Any = None
+_remote_lock = threading.Lock()
+
+
+class _ServerHost:
+    """The actor's body: a ``LocalProcessProvider`` on the actor's node, under the guard."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        health_path: str,
+        startup_timeout_s: float,
+        env: Mapping[str, str] | None,
+        cwd: str | None,
+        transport: str,
+        host: str | None,
+    ) -> None:
+        self._command = tuple(command)
+        self._health_path = health_path
+        self._startup_timeout_s = startup_timeout_s
+        self._env = dict(env) if env is not None else None
+        self._cwd = cwd
+        self._transport = transport
+        self._host = host
+        self._provider: LocalProcessProvider | None = None
+
+    def start(self) -> dict[str, Any]:
+        """Start the server; return its URL, node id and the pids involved."""
+        import ray
+
+        node_address: Any = ray.util.get_node_ip_address
+        host = self._host or str(node_address())
+        guard = ("{python}", "-m", "envgen_runtime._orphan_guard", str(os.getpid()), "--")
+        provider = LocalProcessProvider(
+            (*guard, *self._command),
+            host=host,
+            health_path=self._health_path,
+            startup_timeout_s=self._startup_timeout_s,
+            env=self._env,
+            cwd=self._cwd,
+            transport=self._transport,
+        )
+        self._provider = provider
+        try:
+            url = provider.start()
+        except ProviderError as exc:
+            # Ray would wrap the exception; a plain payload keeps message and output intact.
+            return {"error": exc.message, "output": exc.output, "exit_code": exc.exit_code}
+        return {
+            "base_url": url,
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "actor_pid": os.getpid(),
+            "server_pid": provider.pid,
+        }
+
+    def stop(self) -> None:
+        """Stop the server process group; idempotent."""
+        if self._provider is not None:
+            self._provider.stop()
+
+    def output_tail(self) -> str:
+        """The server's last lines of output."""
+        return self._provider.output_tail() if self._provider is not None else ""
+
+
+def _actor_class() -> Any:
+    global _remote_class
+    with _remote_lock:
+        if _remote_class is None:
+            ray = require("ray", "RayProvider")
+            _remote_class = ray.remote(_ServerHost)
+        return _remote_class
+
+
+class RayProvider(ProviderContext):
+    """Runs an environment server in a Ray actor (one server process per actor).
+
+    ``command`` is the env's ``[server] command`` (placeholders as for
+    ``LocalProcessProvider``; ``{python}`` is the actor's interpreter and ``{host}`` the
+    actor's node address). ``address`` names an existing cluster (``"auto"``, or
+    ``"host:port"``); with None a running ``ray.init()`` is reused, else a local Ray starts
+    on 127.0.0.1. Placement: ``scheduling_strategy`` (default ``"SPREAD"``; any Ray strategy
+    object works, e.g. a ``PlacementGroupSchedulingStrategy``), or ``placement_group`` with
+    ``bundle_index``; ``num_cpus`` and ``resources`` are the actor's resource request;
+    ``actor_options`` go to ``.options()`` as they are. Ray never restarts the actor: a pool
+    replaces a lost server with a new provider.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        health_path: str = "/health",
+        startup_timeout_s: float = 60.0,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        transport: str = "websocket",
+        address: str | None = None,
+        host: str | None = None,
+        scheduling_strategy: Any = "SPREAD",
+        placement_group: Any = None,
+        bundle_index: int = -1,
+        num_cpus: float | None = None,
+        resources: Mapping[str, float] | None = None,
+        actor_options: Mapping[str, Any] | None = None,
+        init_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if isinstance(command, str | bytes):
+            raise TypeError("command must be an argv sequence such as ['{python}', '-m', 'x']")
+        if not command:
+            raise ValueError("command must not be empty")
+        if startup_timeout_s <= 0:
+            raise ValueError("startup_timeout_s must be positive")
+        self._command = tuple(command)
+        self._health_path = health_path
+        self._startup_timeout_s = startup_timeout_s
+        self._env = dict(env) if env is not None else None
+        self._cwd = os.fspath(cwd) if cwd is not None else os.getcwd()
+        self._transport = transport
+        self._address = address
+        self._host = host
+        self._strategy = scheduling_strategy
+        self._placement_group = placement_group
+        self._bundle_index = bundle_index
+        self._num_cpus = num_cpus
+        self._resources = dict(resources) if resources is not None else None
+        self._actor_options = dict(actor_options or {})
+        self._init_options = dict(init_options or {})
+        self._lock = threading.RLock()
+        self._actor: Any = None
+        self._base_url: str | None = None
+        self.node_id: str | None = None
+        """Ray node id of the node the server runs on (None when stopped)."""
+        self.actor_pid: int | None = None
+        self.server_pid: int | None = None
+
+    def __repr__(self) -> str:
+        state = f"running at {self._base_url}" if self._base_url else "stopped"
+        return f"RayProvider({shlex.join(self._command)!r}, {state})"
+
+    @property
+    def base_url(self) -> str | None:
+        """``http://node-address:port`` of the running server, or None."""
+        return self._base_url
+
+    def _ensure_ray(self) -> Any:
+        ray = require("ray", "RayProvider")
+        if not ray.is_initialized():
+            options: dict[str, Any] = {"log_to_driver": False, **self._init_options}
+            if self._address is None:
+                options.setdefault("_node_ip_address", "127.0.0.1")
+                options.setdefault("include_dashboard", False)
+            ray.init(address=self._address, **options)
+        return ray
+
+    def _options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {"max_restarts": 0, "max_concurrency": 2}
+        if self._placement_group is not None:
+            from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+            options["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
+                self._placement_group, placement_group_bundle_index=self._bundle_index
+            )
+        elif self._strategy is not None:
+            options["scheduling_strategy"] = self._strategy
+        if self._num_cpus is not None:
+            options["num_cpus"] = self._num_cpus
+        if self._resources is not None:
+            options["resources"] = self._resources
+        options.update(self._actor_options)
+        return options
+
+    def start(self) -> str:
+        """Create the actor, start the server in it, wait until healthy; return its URL."""
+        with self._lock:
+            if self._base_url is not None:
+                return self._base_url
+            ray = self._ensure_ray()
+            actor = (
+                _actor_class()
+                .options(**self._options())
+                .remote(
+                    self._command,
+                    self._health_path,
+                    self._startup_timeout_s,
+                    self._env,
+                    self._cwd,
+                    self._transport,
+                    self._host,
+                )
+            )
+            self._actor = actor
+            _exit_stop.register(self)
+            try:
+                reply = ray.get(actor.start.remote(), timeout=self._startup_timeout_s + 60)
+            except Exception as exc:
+                self.stop()
+                raise ProviderError(
+                    f"Ray actor for `{shlex.join(self._command)}` failed to start its "
+                    f"server: {type(exc).__name__}: {exc}"
+                ) from exc
+            if "error" in reply:
+                self.stop()
+                raise ProviderError(
+                    f"in a Ray actor: {reply['error']}",
+                    output=reply["output"],
+                    exit_code=reply["exit_code"],
+                )
+            self.node_id = reply["node_id"]
+            self.actor_pid = reply["actor_pid"]
+            self.server_pid = reply["server_pid"]
+            self._base_url = reply["base_url"]
+            return self._base_url
+
+    def stop(self) -> None:
+        """Stop the server and kill the actor; idempotent, and quiet when the node is gone."""
+        with self._lock:
+            actor, self._actor = self._actor, None
+            self._base_url = None
+            self.node_id = self.actor_pid = self.server_pid = None
+            try:
+                if actor is not None and "ray" in sys.modules:
+                    ray = sys.modules["ray"]
+                    if ray.is_initialized():
+                        with contextlib.suppress(Exception):
+                            ray.get(actor.stop.remote(), timeout=_STOP_TIMEOUT_S)
+                        with contextlib.suppress(Exception):
+                            ray.kill(actor, no_restart=True)
+            finally:
+                _exit_stop.unregister(self)
