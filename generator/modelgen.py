@@ -20,11 +20,12 @@ ROOT_NAME = "EnvgenBundleRoot"
 PYDANTIC_BASE = "envgen_runtime.EnvModel"
 
 _CLOSING = ("additionalProperties", "unevaluatedProperties")
+_DATA = ("enum", "const", "default", "examples")
 
 
 def generate_models(env: EnvInput, header: str) -> str:
     """Return the source of `models.py` (not yet formatted) for `env`."""
-    defs = _open_reader_objects(env)
+    defs = default_union_tags(_open_reader_objects(env))
     document = env.bundle.document(ROOT_NAME)
     document["$defs"] = defs
     source = _run_generator(document, env.manifest.model_type, header)
@@ -88,6 +89,79 @@ def _open_reader_objects(env: EnvInput) -> dict[str, Any]:
     for name in _reachable(defs, readers):
         defs[name] = _strip_closing(defs[name])
     return defs
+
+
+def default_union_tags(defs: dict[str, Any]) -> dict[str, Any]:
+    """Each member of a tagged union gets its fixed tag as the tag field's default.
+
+    `Play(card=3)` then needs no `kind="play"`: the tag is still a `Literal` (a wrong value
+    is rejected) and, not being a `None` default, is still sent on the wire. The schema
+    keeps the tag required; only the model's constructor stops asking for it.
+    """
+    defs = copy.deepcopy(defs)
+    for node in _walk(defs):
+        tag = (
+            node.get("discriminator", {}).get("propertyName")
+            if isinstance(node.get("discriminator"), dict)
+            else None
+        )
+        if not isinstance(tag, str):
+            continue
+        for key in ("oneOf", "anyOf"):
+            for member in node.get(key, []) if isinstance(node.get(key), list) else []:
+                _default_tag(_deref(defs, member), tag)
+    return defs
+
+
+def _walk(node: Any) -> list[dict[str, Any]]:
+    """Every schema object under `node` (data keywords skipped), parents first."""
+    found: list[dict[str, Any]] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            found.append(current)
+            stack.extend(v for k, v in current.items() if k not in _DATA)
+        elif isinstance(current, list):
+            stack.extend(current)
+    return found
+
+
+def _deref(defs: dict[str, Any], member: Any) -> Any:
+    """The schema a union member stands for: a local `$ref` (chains too) or the member."""
+    seen: set[str] = set()
+    while isinstance(member, dict) and isinstance(member.get("$ref"), str):
+        ref = member["$ref"]
+        if not ref.startswith("#/$defs/") or ref in seen:
+            break
+        seen.add(ref)
+        member = defs.get(ref.removeprefix("#/$defs/").replace("~1", "/").replace("~0", "~"))
+    return member
+
+
+def _default_tag(member: Any, tag: str) -> None:
+    if not isinstance(member, dict) or not isinstance(member.get("properties"), dict):
+        return
+    prop = member["properties"].get(tag)
+    if not isinstance(prop, dict) or ("default" in prop and prop["default"] != _fixed(prop)):
+        return
+    value = _fixed(prop)
+    if not isinstance(value, str | int | bool):
+        return
+    prop["default"] = value
+    required = member.get("required")
+    if isinstance(required, list) and tag in required:
+        member["required"] = [name for name in required if name != tag]
+
+
+def _fixed(prop: dict[str, Any]) -> Any:
+    """The one value a tag property allows (`const`, or a one-value `enum`), else None."""
+    if "const" in prop:
+        return prop["const"]
+    enum = prop.get("enum")
+    if isinstance(enum, list) and len(enum) == 1:
+        return enum[0]
+    return None
 
 
 def _reachable(defs: dict[str, Any], roots: list[str]) -> list[str]:

@@ -25,7 +25,7 @@ class MoveAction(EnvModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    type: Literal["move"]
+    type: Literal["move"] = "move"
     """
     Tag: a move.
     """
@@ -53,7 +53,7 @@ class PickAction(EnvModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    type: Literal["pick"]
+    type: Literal["pick"] = "pick"
     """
     Tag: a pick.
     """
@@ -86,7 +86,7 @@ class TurnAction(EnvModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    type: Literal["turn"]
+    type: Literal["turn"] = "turn"
     """
     Tag: a turn.
     """

@@ -115,6 +115,27 @@ def test_grid_episode_with_tagged_union_actions(
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+def test_grid_union_members_are_built_without_their_tag(
+    servers: dict[tuple[str, str], str], transport: str
+) -> None:
+    """The tag defaults to its constant, is still sent, and a wrong one is still refused."""
+    with GridEnv(_url(servers, "grid_env", transport), transport=transport) as env:  # type: ignore[arg-type]
+        start = env.reset(seed=5)
+        order = ["north", "west", "south", "east"]
+        turned = env.step(TurnAction(rotation="left"))
+        facing = start.observation.facing
+        assert turned.observation.facing == order[(order.index(facing) + 1) % 4]
+        moved = env.step(MoveAction(direction="south"))
+        assert moved.observation.facing == "south"
+        picked = env.step(PickAction(cells=[[0, 0]]))
+        assert env.state().step_count == 3
+        _assert_nothing_dropped(picked)
+    assert MoveAction(direction="east").model_dump(by_alias=True)["type"] == "move"
+    with pytest.raises(pydantic.ValidationError, match="type"):
+        MoveAction(type="turn", direction="east")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_quiz_episode_with_optional_nullable_and_defaulted_fields(
     servers: dict[tuple[str, str], str], transport: str
 ) -> None:

@@ -108,3 +108,52 @@ def test_clash_with_role_name_is_reported(tmp_path: Path) -> None:
     source = generate_models(load_env(Layout.at(tmp_path), "demo"), "# h")
     # the shared file's def is renamed, so the role class keeps its name
     assert "class DemoAction(" in source
+
+
+CARD_GAME = {
+    "oneOf": [{"$ref": "#/$defs/Play"}, {"$ref": "#/$defs/Pass"}, {"$ref": "#/$defs/Alias"}],
+    "discriminator": {"propertyName": "kind"},
+    "$defs": {
+        "Play": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"kind": {"const": "play"}, "card": {"type": "integer"}},
+            "required": ["kind", "card"],
+        },
+        "Pass": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"kind": {"enum": ["pass"]}, "note": {"type": "string"}},
+            "required": ["note", "kind"],
+        },
+        "Alias": {"$ref": "#/$defs/Fold"},
+        "Fold": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"kind": {"type": "string", "const": "fold", "default": "fold"}},
+            "required": ["kind"],
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("model_type", ["pydantic", "dataclasses"])
+def test_union_members_default_their_tag_and_still_check_and_send_it(
+    tmp_path: Path, model_type: str
+) -> None:
+    from envgen_runtime import EnvValidationError, ModelCodec
+
+    toml = f'name = "demo"\nversion = "1.0.0"\nmodel_type = "{model_type}"\n'
+    write_env(tmp_path, "demo", action=CARD_GAME, toml=toml)
+    ns = _namespace(generate_models(load_env(Layout.at(tmp_path), "demo"), "# header"))
+    play = ns["Play"](card=3)  # type: ignore[operator]
+    assert play.kind == "play"
+    assert ns["Pass"](note="n").kind == "pass"  # type: ignore[operator]
+    assert ns["Fold"]().kind == "fold"  # type: ignore[operator]
+    codec = ModelCodec(ns["DemoAction"], role="action")
+    assert codec.encode(play) == {"kind": "play", "card": 3}
+    with pytest.raises(Exception, match="kind"):
+        ns["Play"](kind="pass", card=3)  # type: ignore[operator]
+    with pytest.raises(EnvValidationError):
+        codec.decode({"card": 3})  # the wire still needs the tag
+    assert codec.decode({"kind": "pass", "note": "x"}).note == "x"

@@ -26,7 +26,7 @@ class Move(EnvModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    type: Literal["move"]
+    type: Literal["move"] = "move"
     direction: Literal["north", "east", "south", "west"]
     steps: Annotated[int, Field(ge=1, le=5)] = 1
 
@@ -46,7 +46,7 @@ class Turn(EnvModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    type: Literal["turn"]
+    type: Literal["turn"] = "turn"
     way: Literal["left", "right"]
 
 
@@ -69,7 +69,7 @@ class Pick(EnvModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    type: Literal["pick"]
+    type: Literal["pick"] = "pick"
     cells: Annotated[list[Cell], Field(min_length=1)]
     at: Point | None = None
 
