@@ -3,7 +3,9 @@
 ``python -m envgen_runtime._orphan_guard OWNER_PID -- ARGV...`` starts ARGV as a child and
 polls OWNER_PID. A Ray actor that starts a server is killed with SIGKILL when its driver
 dies or its node is removed: no cleanup code of its own runs then, so this small parent
-watches it instead and kills its own process group (itself and the server). When the server
+watches it instead and kills its own process group (itself and the server). Ray also kills
+a dead worker's direct children (this guard) with SIGKILL, so on Linux the server is started
+with a parent-death signal: it dies with the guard, however the guard dies. When the server
 exits first, the guard exits with the same status, so a start failure reads as the server's.
 """
 
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 POLL_S = 0.25
+_PR_SET_PDEATHSIG = 1
 
 
 def _alive(pid: int) -> bool:
@@ -37,6 +40,14 @@ def _end_group() -> None:
     os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL me when my parent (the guard) dies (Linux)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Supervise the command; return its exit status (never returns once the owner died)."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -44,7 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("usage: python -m envgen_runtime._orphan_guard OWNER_PID -- ARGV...", file=sys.stderr)
         return 2
     owner = int(args[0])
-    child = subprocess.Popen(args[2:])
+    linux = sys.platform.startswith("linux")
+    child = subprocess.Popen(args[2:], preexec_fn=_die_with_parent if linux else None)
     while True:
         code = child.poll()
         if code is not None:

@@ -23,6 +23,8 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 STARTED_PIDS: set[int] = set()
 """Every server (and Ray) process the pool tests started; none may survive the session."""
+STARTED_GROUPS: set[int] = set()
+"""Process groups of servers started under Ray (the guard leads each): all must be empty."""
 
 
 def pid_alive(pid: int) -> bool:
@@ -32,6 +34,27 @@ def pid_alive(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any live process is in process group ``pgid``."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
+def remember_group(pgid: int | None) -> None:
+    """Record a server's process group (see ``group_alive``)."""
+    if pgid is not None:
+        STARTED_GROUPS.add(pgid)
 
 
 def remember(*pids: int | None) -> None:
@@ -98,10 +121,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     import time
 
     deadline = time.monotonic() + 10
-    left = {pid for pid in STARTED_PIDS if pid_alive(pid)}
+
+    def still_running() -> set[int]:
+        return {pid for pid in STARTED_PIDS if pid_alive(pid)} | {
+            pgid for pgid in STARTED_GROUPS if group_alive(pgid)
+        }
+
+    left = still_running()
     while left and time.monotonic() < deadline:
         time.sleep(0.2)
-        left = {pid for pid in left if pid_alive(pid)}
+        left = still_running()
     if left:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:

@@ -1,0 +1,125 @@
+"""RayProvider and EnvPool on a real three-node Ray cluster (all on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+
+import pytest
+from envgen_runtime import ProviderError, RayProvider, SlotLostError
+
+from generated.echo_env import EchoEnv
+from generated.grid_env import GridEnv, GridEnvPool, MoveAction, TurnAction
+from tests.pool.conftest import RayCluster, group_alive, pid_alive, remember, remember_group
+
+MOVES = [
+    MoveAction(type="move", direction="east"),
+    TurnAction(type="turn", rotation="right"),
+    MoveAction(type="move", direction="south", steps=2),
+]
+TURN = TurnAction(type="turn", rotation="left")
+
+
+def _wait_until(check: Callable[[], bool], timeout_s: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return check()
+
+
+def _remember(provider: RayProvider) -> tuple[int, int]:
+    assert provider.actor_pid is not None and provider.server_pid is not None
+    remember(provider.actor_pid, provider.server_pid)
+    remember_group(provider.server_pid)
+    return provider.actor_pid, provider.server_pid
+
+
+def test_a_server_that_fails_to_start_in_an_actor_reports_its_output(
+    ray_cluster: RayCluster,
+) -> None:
+    command = [sys.executable, "-c", "import sys; print('no env here'); sys.exit(3)"]
+    provider = RayProvider(command, address=ray_cluster.address, startup_timeout_s=20)
+    with pytest.raises(ProviderError, match="exited with code 3") as info:
+        provider.start()
+    assert "no env here" in info.value.output
+    assert provider.base_url is None
+
+
+def test_a_killed_actor_takes_its_server_with_it(ray_cluster: RayCluster) -> None:
+    # What happens on driver death or node loss: the actor's process is gone, no cleanup of
+    # its own runs, and the orphan guard must end the server.
+    import ray
+
+    provider = RayProvider(
+        EchoEnv.SPEC.server_command, transport="http", address=ray_cluster.address
+    )
+    with provider:
+        _, server = _remember(provider)
+        assert provider.base_url is not None and provider.base_url.startswith("http://127.0.0.1:")
+        with EchoEnv(provider.base_url, transport="http") as client:
+            assert client.reset().done is False
+        ray.kill(provider._actor, no_restart=True)
+        assert _wait_until(lambda: not group_alive(server)), "server outlived its actor"
+
+
+def test_pool_on_ray_spreads_matches_single_clients_and_survives_a_removed_node(
+    ray_cluster: RayCluster,
+) -> None:
+    seeds = [11, 12, 13, 14, 15, 16]
+    pool = GridEnvPool(
+        6,
+        sessions_per_server=2,
+        auto_reset=True,
+        provider="ray",
+        provider_options={"address": ray_cluster.address},
+    )
+    with pool:
+        providers = [p for p in pool.servers if isinstance(p, RayProvider)]
+        started = [_remember(p) for p in providers]
+        nodes = {slot.node_id for slot in pool.slots}
+        assert len(nodes) >= 2, f"servers all landed on one node: {nodes}"
+
+        pooled = [pool.reset(seeds=seeds)]
+        pooled += [pool.step([action] * 6) for action in MOVES]
+        for slot, seed in enumerate(seeds):
+            with GridEnv(pool.slots[slot].base_url) as single:
+                expected = [single.reset(seed=seed)] + [single.step(a) for a in MOVES]
+            assert [r[slot].observation for r in pooled] == [e.observation for e in expected]
+            assert [r[slot].reward for r in pooled] == [e.reward for e in expected]
+        assert len({repr(r.observation) for r in pooled[0]}) > 1
+
+        # Remove a node (not the head: the driver is attached there) that holds a server.
+        victim = next(node for node in ray_cluster.workers if node.node_id in nodes)
+        lost = {slot.slot for slot in pool.slots if slot.node_id == victim.node_id}
+        lost_servers = {slot.server for slot in pool.slots if slot.node_id == victim.node_id}
+        kept = set(range(6)) - lost
+        ray_cluster.cluster.remove_node(victim)
+        seen_lost: set[int] = set()
+        for _ in range(100):
+            results = pool.step([TURN] * 6)
+            assert all(results[slot].ok for slot in kept), [results[s] for s in kept]
+            for slot in lost:
+                if not results[slot].ok:
+                    assert isinstance(results[slot].error, SlotLostError)
+                    seen_lost.add(slot)
+            if seen_lost == lost:
+                break
+            time.sleep(0.1)
+        assert seen_lost == lost
+
+        pool.wait_ready(timeout_s=120)
+        assert pool.replacements == len(lost_servers)
+        replacement = [p for p in pool.servers if isinstance(p, RayProvider)]
+        for provider in replacement:
+            _remember(provider)
+        assert all(slot.node_id != victim.node_id for slot in pool.slots)
+        recovered = pool.step([TURN] * 6)
+        assert all(r.ok for r in recovered)
+        assert {r.slot for r in recovered if r.reset} >= lost
+        live = [(p.actor_pid, p.server_pid) for p in replacement]
+    for actor, server in [*started, *live]:
+        assert actor is not None and server is not None
+        assert _wait_until(lambda a=actor, s=server: not pid_alive(a) and not group_alive(s))
