@@ -118,14 +118,25 @@ def describe(schema: Any, defs: dict[str, Any]) -> str:
     declared = schema.get("type")
     types = declared if isinstance(declared, list) else [declared] if declared else []
     if not types:
-        return "object" if "properties" in schema else "any"
+        if "properties" in schema:
+            return "object"
+        if "prefixItems" in schema or "items" in schema:
+            return _describe_one("array", schema, defs)
+        return "any"
     return " | ".join(_describe_one(t, schema, defs) for t in types)
 
 
 def _describe_one(kind: str, schema: dict[str, Any], defs: dict[str, Any]) -> str:
     if kind == "array":
-        if "prefixItems" in schema:
-            return "[" + ", ".join(describe(s, defs) for s in schema["prefixItems"]) + "]"
+        prefix = schema.get("prefixItems")
+        if isinstance(prefix, list):
+            # A tuple: fixed length when nothing may follow the listed items.
+            shown = [describe(s, defs) for s in prefix]
+            rest = schema.get("items", True)
+            closed = rest is False or schema.get("maxItems") == len(prefix)
+            if not closed:
+                shown.append("..." if rest in (True, {}) else describe(rest, defs) + "...")
+            return "[" + ", ".join(shown) + "]"
         return "array of " + describe(schema.get("items", True), defs)
     if kind == "object":
         extra = schema.get("additionalProperties")

@@ -15,6 +15,7 @@ from typing import Any
 
 from generator.errors import GenerationError
 from generator.loader import EnvInput
+from generator.tuple_defaults import fix_tuple_defaults
 
 ROOT_NAME = "EnvgenBundleRoot"
 PYDANTIC_BASE = "envgen_runtime.EnvModel"
@@ -29,7 +30,7 @@ def generate_models(env: EnvInput, header: str) -> str:
     document = env.bundle.document(ROOT_NAME)
     document["$defs"] = defs
     source = _run_generator(document, env.manifest.model_type, header)
-    source = _cut_root(source)
+    source = fix_tuple_defaults(_cut_root(source))
     _check_defines(source, [env.class_name(role) for role in ("action", "observation", "state")])
     return source
 

@@ -17,10 +17,16 @@ def test_describe_types() -> None:
     assert describe({"type": "object", "additionalProperties": {"type": "integer"}}, defs) == (
         "map of integer"
     )
-    assert (
-        describe({"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]}, defs)
-        == "[integer, string]"
+    pair = [{"type": "integer"}, {"type": "string"}]
+    assert describe({"type": "array", "prefixItems": pair, "maxItems": 2}, defs) == (
+        "[integer, string]"
     )
+    assert describe({"prefixItems": pair, "items": False}, defs) == "[integer, string]"
+    assert describe({"type": "array", "prefixItems": pair}, defs) == "[integer, string, ...]"
+    assert describe({"prefixItems": pair, "items": {"type": "number"}}, defs) == (
+        "[integer, string, number...]"
+    )
+    assert describe({"items": {"type": "number"}}, defs) == "array of number"
     assert describe({}, defs) == "any"
 
 

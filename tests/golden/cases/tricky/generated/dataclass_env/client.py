@@ -5,7 +5,7 @@
 #   schemas/dataclass_env/action.schema.json
 #   schemas/dataclass_env/observation.schema.json
 #   schemas/dataclass_env/state.schema.json
-# Schema hash: sha256:2a996a7a4b9225170b1cc3988377e5789f6c52f927d4ac1955ae8d948dde2c0b
+# Schema hash: sha256:1b23e665ca69344b23d95626bc9dfc33b1bb9d1681c5ef538302a78864ed9229
 """Typed clients and pools for the dataclass_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=60.0,
     docker_image=None,
     docker_port=8000,
-    schema_hash="sha256:2a996a7a4b9225170b1cc3988377e5789f6c52f927d4ac1955ae8d948dde2c0b",
+    schema_hash="sha256:1b23e665ca69344b23d95626bc9dfc33b1bb9d1681c5ef538302a78864ed9229",
     auth_token_env=None,
 )
 

@@ -5,7 +5,7 @@
 #   schemas/dataclass_env/action.schema.json
 #   schemas/dataclass_env/observation.schema.json
 #   schemas/dataclass_env/state.schema.json
-# Schema hash: sha256:2a996a7a4b9225170b1cc3988377e5789f6c52f927d4ac1955ae8d948dde2c0b
+# Schema hash: sha256:1b23e665ca69344b23d95626bc9dfc33b1bb9d1681c5ef538302a78864ed9229
 """Typed models for the dataclass_env environment (action, observation, state)."""
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class DataclassObservation:
     angles: list[Angle]
     distance: Annotated[float, Field(ge=0.0)]
     hint: str | None
+    origin: tuple[float, float] = Field(default_factory=lambda: (0.0, 0.0))
 
 
 @dataclass
