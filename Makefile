@@ -35,9 +35,9 @@ test: setup docker-engine
 docker-engine:
 	@bash scripts/ensure-docker.sh || echo "make: no Docker engine; docker-marked tests will be skipped"
 
-## images: build every example env image with no registry (scripts/build_images.py).
+## images: build every example env image with no registry (envgen image).
 images: setup docker-engine
-	$(BIN)/python scripts/build_images.py
+	$(BIN)/envgen image
 
 ## golden: rewrite the golden files under tests/golden/ from tests/golden/*/schemas.
 golden: setup

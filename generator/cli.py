@@ -31,6 +31,7 @@ from generator.diff.command import diff as diff_command
 from generator.diff.model import CLASS_ORDER
 from generator.env_folder import EnvFiles
 from generator.errors import EnvExistsError, EnvgenError, GenerationError, InputError
+from generator.image.command import image_command
 from generator.importer import schemas_from_models
 from generator.listing import list_envs
 from generator.loader import Layout
@@ -436,3 +437,4 @@ __all__ = ["InputError", "main"]
 main.add_command(containers)
 main.add_command(diff_command)
 main.add_command(verify_command)
+main.add_command(image_command)

@@ -24,7 +24,7 @@ ModelType = Literal["pydantic", "dataclasses"]
 _TOP_KEYS = {"name", "version", "description", "class_prefix", "transport", "model_type"}
 _TABLES: dict[str, set[str]] = {
     "server": {"command", "health_path", "startup_timeout_s"},
-    "docker": {"image", "port"},
+    "docker": {"image", "port", "requirements", "include"},
     "auth": {"token_env"},
     # Reader behaviour `envgen diff` assumes (generator/diff/policy.py); all booleans.
     "compat": {
@@ -35,6 +35,8 @@ _TABLES: dict[str, set[str]] = {
     },
 }
 ENV_VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DEFAULT_DOCKER_REQUIREMENTS = ("openenv", "uvicorn")
+"""What a server built on the generated openenv models needs in its image."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,10 @@ class Manifest:
     docker_port: int
     auth_token_env: str | None = None
     compat: tuple[tuple[str, bool], ...] = ()
+    docker_requirements: tuple[str, ...] = DEFAULT_DOCKER_REQUIREMENTS
+    """What `envgen image` pip-installs for the server (constrained to the versions here)."""
+    docker_include: tuple[str, ...] | None = None
+    """Project paths `envgen image` copies; None: the server module's package and generated/."""
 
     @property
     def major_version(self) -> int:
@@ -165,6 +171,15 @@ def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
     port = docker.get("port", 8000)
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         raise fail("/docker/port", "port must be an integer from 1 to 65535")
+    requirements = _string_list(docker, "requirements", "/docker/requirements", fail)
+    include = _string_list(docker, "include", "/docker/include", fail)
+    for index, entry in enumerate(include or ()):
+        parts = Path(entry).parts
+        if Path(entry).is_absolute() or ".." in parts or not parts:
+            raise fail(
+                f"/docker/include/{index}",
+                f"{entry!r} must be a path inside the project (relative, no '..')",
+            )
 
     auth = data.get("auth", {})
     token_env = auth.get("token_env")
@@ -196,7 +211,20 @@ def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
         docker_port=port,
         auth_token_env=token_env,
         compat=tuple(sorted(compat.items())),
+        docker_requirements=DEFAULT_DOCKER_REQUIREMENTS if requirements is None else requirements,
+        docker_include=include,
     )
+
+
+def _string_list(
+    table: dict[str, Any], key: str, pointer: str, fail: Any
+) -> tuple[str, ...] | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise fail(pointer, f"{key} must be a list of non-empty strings")
+    return tuple(value)
 
 
 def _required_string(data: dict[str, Any], key: str, fail: Any) -> str:

@@ -34,6 +34,11 @@ def test_installed_wheel_generates_and_checks_outside_the_checkout(tmp_path: Pat
     assert {f"generator/templates/{name}" for name in templates} <= names
     assert "generator/py.typed" in names
     assert "generator/diff/formats/text.py" in names
+    subpackages = {
+        p.parent.relative_to(REPO).as_posix() for p in REPO.glob("generator/**/__init__.py")
+    }
+    assert {f"{package}/__init__.py" for package in subpackages} <= names  # none forgotten
+    assert "generator/image/serve.py" in names
     assert not [n for n in names if n.startswith("envgen_runtime/")]  # its own distribution
     runtime_names = set(zipfile.ZipFile(runtime_wheel).namelist())
     assert {"envgen_runtime/py.typed", "envgen_runtime/__init__.py"} <= runtime_names

@@ -6,7 +6,7 @@
 #   schemas/coding_env/action.schema.json
 #   schemas/coding_env/observation.schema.json
 #   schemas/coding_env/state.schema.json
-# Schema hash: sha256:678cd4a19291feaa37bba0e1f564d963da8c3af444a4a50317a2ff91a9360a9f
+# Schema hash: sha256:7168f9eaa1156572cdb9f6c39e3dd1d92265b4c8357fbab92073e44561237339
 """The envgen-runtime API this package was generated for, checked when it is imported."""
 
 try:

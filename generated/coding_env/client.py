@@ -6,7 +6,7 @@
 #   schemas/coding_env/action.schema.json
 #   schemas/coding_env/observation.schema.json
 #   schemas/coding_env/state.schema.json
-# Schema hash: sha256:678cd4a19291feaa37bba0e1f564d963da8c3af444a4a50317a2ff91a9360a9f
+# Schema hash: sha256:7168f9eaa1156572cdb9f6c39e3dd1d92265b4c8357fbab92073e44561237339
 """Typed clients and pools for the coding_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=60.0,
     docker_image="envgen/coding-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:678cd4a19291feaa37bba0e1f564d963da8c3af444a4a50317a2ff91a9360a9f",
+    schema_hash="sha256:7168f9eaa1156572cdb9f6c39e3dd1d92265b4c8357fbab92073e44561237339",
     auth_token_env=None,
 )
 

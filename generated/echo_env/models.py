@@ -5,7 +5,7 @@
 #   schemas/echo_env/action.schema.json
 #   schemas/echo_env/observation.schema.json
 #   schemas/echo_env/state.schema.json
-# Schema hash: sha256:de222389b8e0b84f4c71cf2a0d94db37e83dadd2ebdc127310d91d95d3d21c7d
+# Schema hash: sha256:a824aa0fd043d1cc6ff74f96de820189b11a5f2a319a9ce1bcfb8b72e90f4d4c
 """Typed models for the echo_env environment (action, observation, state)."""
 
 from __future__ import annotations

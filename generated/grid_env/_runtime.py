@@ -5,7 +5,7 @@
 #   schemas/grid_env/action.schema.json
 #   schemas/grid_env/observation.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:d4536eec307b354f9acb31cb4b127262494cb3cbf298d1723f0cc6cc6df4ec5c
+# Schema hash: sha256:98a44956540dedbfea02758f7b5e155f1bbd10c2110150b367e1db641a803bc1
 """The envgen-runtime API this package was generated for, checked when it is imported."""
 
 try:

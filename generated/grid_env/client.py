@@ -5,7 +5,7 @@
 #   schemas/grid_env/action.schema.json
 #   schemas/grid_env/observation.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:d4536eec307b354f9acb31cb4b127262494cb3cbf298d1723f0cc6cc6df4ec5c
+# Schema hash: sha256:98a44956540dedbfea02758f7b5e155f1bbd10c2110150b367e1db641a803bc1
 """Typed clients and pools for the grid_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=60.0,
     docker_image="envgen/grid-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:d4536eec307b354f9acb31cb4b127262494cb3cbf298d1723f0cc6cc6df4ec5c",
+    schema_hash="sha256:98a44956540dedbfea02758f7b5e155f1bbd10c2110150b367e1db641a803bc1",
     auth_token_env=None,
 )
 

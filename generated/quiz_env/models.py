@@ -5,7 +5,7 @@
 #   schemas/quiz_env/action.schema.json
 #   schemas/quiz_env/observation.schema.json
 #   schemas/quiz_env/state.schema.json
-# Schema hash: sha256:437fbead30ffefd0b9520d771182f7b89b5263bff95ac4dd0aed264069b8e021
+# Schema hash: sha256:a5e50359008942674d038dbb5851e17b422a2adc525dc40c48853e9fef731c1d
 """Typed models for the quiz_env environment (action, observation, state)."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 #   schemas/reacher_env/action.schema.json
 #   schemas/reacher_env/observation.schema.json
 #   schemas/reacher_env/state.schema.json
-# Schema hash: sha256:c1807316189be8cf3000b89d75398c565032e104ecf7f202d176ebb30f72869f
+# Schema hash: sha256:069a4520bcf6656b19b7eeb7d9f2a2dcdecee0817b9aa1993ee0a329210186d9
 """Typed clients and pools for the reacher_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=60.0,
     docker_image="envgen/reacher-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:c1807316189be8cf3000b89d75398c565032e104ecf7f202d176ebb30f72869f",
+    schema_hash="sha256:069a4520bcf6656b19b7eeb7d9f2a2dcdecee0817b9aa1993ee0a329210186d9",
     auth_token_env=None,
 )
 

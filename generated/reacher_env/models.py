@@ -5,7 +5,7 @@
 #   schemas/reacher_env/action.schema.json
 #   schemas/reacher_env/observation.schema.json
 #   schemas/reacher_env/state.schema.json
-# Schema hash: sha256:c1807316189be8cf3000b89d75398c565032e104ecf7f202d176ebb30f72869f
+# Schema hash: sha256:069a4520bcf6656b19b7eeb7d9f2a2dcdecee0817b9aa1993ee0a329210186d9
 """Typed models for the reacher_env environment (action, observation, state)."""
 
 from __future__ import annotations

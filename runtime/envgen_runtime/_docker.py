@@ -241,9 +241,9 @@ def _url_host(host: str) -> str:
 def default_missing_hint(image: str) -> str:
     """What to do about an image that is not available locally."""
     return (
-        "Build it first: for envgen's example envs run `make images` "
-        "(scripts/build_images.py builds them without any registry); for your own env run "
-        f"`docker build -t {image} .` (examples/<env>/Dockerfile shows one way); or pass "
+        "Build it first: `envgen image ENV` builds an env's image without any registry "
+        "(`make images` builds every example env's); or "
+        f"`docker build -t {image} .` with a Dockerfile of your own; or pass "
         "pull=True to pull it from its registry."
     )
 

@@ -2,8 +2,8 @@
 
 The engine comes from ``scripts/ensure-docker.sh`` (installs docker.io and starts dockerd
 when none answers). Only when no engine can be had are the docker-marked tests skipped, with
-the script's reason. Images are built once per session by ``scripts/build_images.py`` (the
-documented way); a warm build takes about a second. After the session no container
+the script's reason. Images are built once per session by ``envgen image`` (the documented
+way); a warm build takes about a second. After the session no container
 labelled ``envgen.session`` may be left by this run or by a process that is gone.
 """
 
@@ -22,7 +22,7 @@ from envgen_runtime._docker import LABEL_SESSION, SESSION_ID, owner_state
 from tests.helpers import REPO
 
 ENSURE_DOCKER = REPO / "scripts" / "ensure-docker.sh"
-BUILD_IMAGES = REPO / "scripts" / "build_images.py"
+ENVGEN_IMAGE = [sys.executable, "-m", "generator", "image"]
 
 # Measurements printed in the terminal summary (see pytest_terminal_summary).
 TIMINGS: dict[str, list[float]] = {}
@@ -75,20 +75,21 @@ def docker_engine() -> Any:
 
 @pytest.fixture(scope="session")
 def example_images(docker_engine: Any) -> dict[str, str]:
-    """Build (or confirm) every example env image with the documented script."""
+    """Build (or confirm) every example env image with the documented command."""
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, str(BUILD_IMAGES)],
+        ENVGEN_IMAGE,
         cwd=REPO,
         capture_output=True,
         text=True,
         check=False,
         timeout=900,
     )
-    assert proc.returncode == 0, f"build_images.py failed:\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, f"envgen image failed:\n{proc.stderr[-4000:]}"
     record("image build (session start)", time.monotonic() - started)
     listing = subprocess.run(
-        [sys.executable, str(BUILD_IMAGES), "--list"],
+        [*ENVGEN_IMAGE, "--list"],
+        cwd=REPO,
         capture_output=True,
         text=True,
         check=True,

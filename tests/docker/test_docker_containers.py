@@ -242,7 +242,7 @@ def test_missing_image_is_not_pulled(docker_engine: Any, session_containers: Any
         EchoEnv.from_docker_image(image)
     message = str(caught.value)
     assert f"Docker image {image!r} is not available locally" in message
-    assert "make images" in message and "scripts/build_images.py" in message
+    assert "envgen image ENV" in message and "make images" in message
     assert "pull=True" in message
     with pytest.raises(docker.errors.ImageNotFound):
         docker_engine.images.get(image)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -15,16 +14,14 @@ from envgen_runtime._base import ClientOptions
 from generated.echo_env import EchoAction, EchoEnv
 from tests.helpers import REPO
 
-from .conftest import BUILD_IMAGES, record
+from .conftest import ENVGEN_IMAGE, record
 
 pytestmark = pytest.mark.docker
 
 
 def test_second_build_reuses_every_layer(example_images: dict[str, str]) -> None:
     started = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, str(BUILD_IMAGES)], cwd=REPO, capture_output=True, text=True, check=False
-    )
+    proc = subprocess.run(ENVGEN_IMAGE, cwd=REPO, capture_output=True, text=True, check=False)
     elapsed = time.monotonic() - started
     record("image build, warm (every layer cached)", elapsed)
     assert proc.returncode == 0, proc.stderr
@@ -39,7 +36,8 @@ def test_images_carry_their_build_key_and_need_no_shell(
     for image_name in example_images.values():
         image = docker_engine.images.get(image_name)
         assert image.labels.get("envgen.build-key"), image_name
-        assert image.attrs["Config"]["Cmd"] == ["python", "/app/serve_env.py"]
+        cmd = image.attrs["Config"]["Cmd"]
+        assert cmd[:2] == ["python", "/app/.envgen/serve.py"] and cmd[2] == "{python}"
     output = docker_engine.containers.run(
         "envgen/echo-env:0.1.0",
         [
@@ -61,19 +59,15 @@ def test_registry_dockerfile_layout_serves_an_episode(
     variables, the entry point) is built and served for real.
     """
     dockerfile = (REPO / "examples" / "echo_env" / "Dockerfile").read_text()
-    local = dockerfile.replace("FROM python:3.11-slim", "FROM envgen/example-deps:3.11")
+    deps = docker_engine.images.get(example_images["echo_env"]).labels["envgen.deps-image"]
+    local = dockerfile.replace("FROM python:3.11-slim", f"FROM {deps}")
     local = "\n".join(line for line in local.splitlines() if not line.startswith("RUN pip"))
     assert local.count("FROM ") == 1 and "RUN " not in local
-    for name in ("__init__.py", "_logic.py", "_serve.py"):
-        (tmp_path / "examples").mkdir(exist_ok=True)
-        shutil.copy2(REPO / "examples" / name, tmp_path / "examples" / name)
     shutil.copytree(
-        REPO / "examples" / "echo_env",
-        tmp_path / "examples" / "echo_env",
-        ignore=shutil.ignore_patterns("__pycache__"),
+        REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__")
     )
-    (tmp_path / "scripts").mkdir()
-    shutil.copy2(REPO / "scripts" / "serve_env.py", tmp_path / "scripts" / "serve_env.py")
+    (tmp_path / "generator" / "image").mkdir(parents=True)
+    shutil.copy2(REPO / "generator/image/serve.py", tmp_path / "generator/image/serve.py")
     (tmp_path / "Dockerfile").write_text(local + "\n")
     tag = "envgen/echo-env:dockerfile-test"
     docker_engine.images.build(path=str(tmp_path), tag=tag, rm=True, forcerm=True)

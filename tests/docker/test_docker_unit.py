@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import os
 import re
@@ -13,7 +12,7 @@ import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import docker.errors
@@ -35,21 +34,18 @@ from envgen_runtime._launchers import hub_image
 
 from generated.echo_env import EchoEnv
 from generator.cli import main
-from tests.helpers import REPO
+from generator.errors import ManifestError
+from generator.image.build import image_envs
+from generator.image.envimage import SERVE, default_include, dockerfile, included_files
+from generator.image.rootfs import shared_libraries
+from generator.loader import Layout
+from tests.helpers import REPO, write_env
+from tests.helpers import manifest as manifest_text
 
 ENGINE = "unix:///var/run/docker.sock"
 
 
-def _load_script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-build_images = _load_script("build_images")
+EXAMPLES = Layout.at(REPO)
 
 
 # --------------------------------------------------------------------------- from_hub names
@@ -380,54 +376,93 @@ def test_containers_list_with_none(monkeypatch: pytest.MonkeyPatch) -> None:
 # --------------------------------------------------------------------------- images
 
 
-def test_build_script_lists_every_example_env_with_its_env_toml_tag() -> None:
-    envs = build_images.discover_envs(REPO)
-    names = [env.name for env in envs]
+def test_image_lists_every_example_env_with_its_env_toml_tag() -> None:
+    manifests = image_envs(EXAMPLES)
+    names = [m.name for m in manifests]
     assert names == sorted(
         p.name for p in (REPO / "examples").iterdir() if (p / "server.py").is_file()
     )
-    for env in envs:
-        docker = tomllib.loads((REPO / "schemas" / env.name / "env.toml").read_text())["docker"]
-        manifest = tomllib.loads((REPO / "schemas" / env.name / "env.toml").read_text())
-        assert (env.image, env.port) == (docker["image"], docker["port"])
-        assert env.transport == manifest["transport"]
-    listed = subprocess.run(
-        [sys.executable, "scripts/build_images.py", "--list"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert listed.splitlines() == [f"{env.name}\t{env.image}" for env in envs]
+    for manifest in manifests:
+        docker = tomllib.loads((REPO / "schemas" / manifest.name / "env.toml").read_text())
+        assert (manifest.docker_image, manifest.docker_port) == (
+            docker["docker"]["image"],
+            docker["docker"]["port"],
+        )
+    result = CliRunner().invoke(main, ["--root", str(REPO), "image", "--list"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [f"{m.name}\t{m.docker_image}" for m in manifests]
 
 
-def test_env_image_dockerfile_needs_no_shell() -> None:
-    env = build_images.ExampleEnv("echo_env", "envgen/echo-env:0.1.0", 8000, "websocket")
-    text = build_images.env_dockerfile(env)
-    assert text.startswith(f"FROM {build_images.DEPS_TAG}\n")
-    assert 'CMD ["python", "/app/serve_env.py"]' in text  # exec form: the image has no shell
-    assert "ENVGEN_SERVER_MODULE=examples.echo_env.server ENVGEN_PROTOCOL=websocket" in text
+def test_env_image_dockerfile_needs_no_shell_and_serves_the_env_toml_command() -> None:
+    (manifest,) = image_envs(EXAMPLES, ["echo_env"])
+    text = dockerfile(manifest, "envgen/server-deps:3.11-abc")
+    assert text.startswith("FROM envgen/server-deps:3.11-abc\n")
+    cmd = json.loads(next(ln for ln in text.splitlines() if ln.startswith("CMD "))[4:])
+    assert cmd == ["python", "/app/.envgen/serve.py", *manifest.server_command]
+    assert "ENV ENVGEN_PROTOCOL=websocket ENVGEN_HOST=0.0.0.0 ENVGEN_PORT=8000" in text
     assert "RUN" not in text
 
 
+def test_default_include_is_the_server_package_and_the_generated_client() -> None:
+    (manifest,) = image_envs(EXAMPLES, ["echo_env"])
+    assert default_include(EXAMPLES, manifest) == [
+        "examples",
+        "generated/__init__.py",
+        "generated/echo_env",
+    ]
+
+
+def test_image_of_an_env_without_docker_image_is_an_input_error(tmp_path: Path) -> None:
+    write_env(tmp_path, "plain_env")
+    result = CliRunner().invoke(main, ["--root", str(tmp_path), "image", "plain_env"])
+    assert result.exit_code == 2
+    assert "schemas/plain_env/env.toml at /docker/image" in result.output
+
+
+def test_include_paths_must_exist_and_stay_inside_the_project(tmp_path: Path) -> None:
+    write_env(tmp_path, "inc_env", toml=manifest_text("inc_env") + _DOCKER_TABLE.format('"nope/"'))
+    (manifest,) = image_envs(Layout.at(tmp_path), ["inc_env"])
+    with pytest.raises(ManifestError) as caught:
+        included_files(Layout.at(tmp_path), manifest, "schemas/inc_env/env.toml")
+    assert caught.value.pointer == "/docker/include/0"
+    write_env(tmp_path, "out_env", toml=manifest_text("out_env") + _DOCKER_TABLE.format('"../x"'))
+    result = CliRunner().invoke(main, ["--root", str(tmp_path), "image", "out_env"])
+    assert result.exit_code == 2
+    assert "/docker/include/0" in result.output and "inside the project" in result.output
+
+
+_DOCKER_TABLE = '\n[docker]\nimage = "me/inc:0.1.0"\ninclude = [{}]\n'
+
+
+def test_serve_entry_fills_placeholders_from_the_environment(tmp_path: Path) -> None:
+    out = tmp_path / "argv.json"
+    code = f"import json, sys; open({str(out)!r}, 'w').write(json.dumps(sys.argv[1:]))"
+    env = {**os.environ, "ENVGEN_HOST": "0.0.0.0", "ENVGEN_PORT": "9001", "ENVGEN_PROTOCOL": "http"}
+    subprocess.run(
+        [sys.executable, str(SERVE), "{python}", "-c", code, "{host}", "{port}", "{transport}"],
+        env=env,
+        check=True,
+        timeout=60,
+    )
+    assert json.loads(out.read_text()) == ["0.0.0.0", "9001", "http"]
+
+
 def test_shared_libraries_come_from_ldd() -> None:
-    libs = build_images.shared_libraries([os.path.realpath(sys.executable)])
+    libs = shared_libraries([os.path.realpath(sys.executable)])
     assert any(Path(lib).name.startswith("libc.so") for lib in libs)
     assert all(os.path.isabs(lib) for lib in libs)
 
 
-@pytest.mark.parametrize("env", [e.name for e in build_images.discover_envs(REPO)])
+@pytest.mark.parametrize("env", [m.name for m in image_envs(EXAMPLES)])
 def test_registry_dockerfile_per_env(env: str) -> None:
     text = (REPO / "examples" / env / "Dockerfile").read_text()
     assert "\nFROM python:3.11-slim\n" in text
-    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
-    pins = [p for p in pyproject["project"]["optional-dependencies"]["test"] if "openenv" in p]
-    for pin in pins:
+    (manifest,) = image_envs(EXAMPLES, [env])
+    for pin in manifest.docker_requirements:
         assert f'"{pin}"' in text, pin
-    assert f"ENVGEN_SERVER_MODULE=examples.{env}.server" in text
-    transport = tomllib.loads((REPO / "schemas" / env / "env.toml").read_text())["transport"]
-    assert f"ENVGEN_PROTOCOL={transport} " in text  # env.toml's default protocol
-    assert 'CMD ["python", "/app/serve_env.py"]' in text
+    assert f"ENVGEN_PROTOCOL={manifest.transport} " in text  # env.toml's default protocol
+    cmd = json.loads(next(ln for ln in text.splitlines() if ln.startswith("CMD "))[4:])
+    assert cmd == ["python", "/app/.envgen/serve.py", *manifest.server_command]
     for line in text.splitlines():
         if line.startswith("COPY "):
             for source in line.split()[1:-1]:
