@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypedDict, TypeVar
 
 from ._errormap import redact_url
-from ._exceptions import EnvgenRuntimeError, ProtocolError
+from ._exceptions import EnvgenRuntimeError, ProtocolError, SessionLostError
 from ._headers import TraceContext, bearer_headers, check_headers, merge_headers
 from ._provider import LocalProcessProvider, Provider
 from ._result import StepResult, build_step_result
@@ -328,6 +328,9 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
 
     def _next_delay(self, op: Op, exc: EnvgenRuntimeError, attempt: int) -> float | None:
         """The wait before retrying ``op``, or None when the error must propagate."""
+        if isinstance(exc, SessionLostError):  # the episode is gone: so is its id
+            self._episode_id = None
+            self._episode_id_given = False
         delay = self._retry.next_delay(op, exc, attempt)
         if delay is not None:
             logger.info(

@@ -5,8 +5,9 @@ one type; the subclasses say what went wrong and carry the data needed to act on
 
     EnvgenRuntimeError              base; also raised when a closed client is used
     ├── EnvConnectionError          server unreachable, or the connection dropped mid-request
-    │   └── SessionLostError        a WebSocket session (and its episode) was lost earlier;
-    │                               step/state refuse to talk to a fresh server-side env
+    │   └── SessionLostError        the episode's server-side environment is gone (a lost
+    │                               WebSocket session, a restarted HTTP server); step/state
+    │                               refuse to talk to a fresh server-side env
     ├── EnvTimeoutError             no reply in time (a WebSocket is dropped: episode lost)
     ├── ProtocolError               a reply that breaks the wire protocol (not JSON, wrong
     │                               message type, envelope of the wrong shape)
@@ -103,11 +104,15 @@ class EnvConnectionError(EnvgenRuntimeError):
 
 
 class SessionLostError(EnvConnectionError):
-    """A WebSocket session was lost earlier (timeout, server close, protocol error).
+    """The server-side environment of this episode is gone.
 
-    Its server-side environment and episode are gone. ``step()`` and ``state()`` raise this
-    instead of silently talking to a fresh environment on a new session; ``reset()`` (which
-    starts a new episode anyway) or ``reconnect()`` open a new session.
+    Over WebSocket: the session was lost (timeout, server close, protocol error); the call
+    that finds it lost raises this, and so does every later ``step()``/``state()`` instead
+    of silently talking to a fresh environment on a new session. Over HTTP: the stateful
+    server no longer holds this episode's environment (it restarted: its step count went
+    back); that step's result is discarded. ``reset()`` starts a new episode (over WebSocket
+    on a new session; ``reconnect()`` opens one explicitly). The client's ``episode_id``
+    is cleared.
     """
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._errormap import translate
+from ._exceptions import ProtocolError, ServerError
 from ._extras import require
 from ._headers import TraceContext, check_headers
 from ._http import STEP_TIMEOUT_HINT, HttpCommon
@@ -61,6 +62,8 @@ class AsyncHttpTransport(HttpCommon):
             trace=trace,
         )
         self._client: httpx.AsyncClient | None = None
+        self._stream: object = None  # the last reply's connection (see _exchange)
+        self._closes = False  # whether the last reply announced that its connection closes
         self._lock = asyncio.Lock()
 
     def _get_client(self) -> httpx.AsyncClient:
@@ -82,7 +85,23 @@ class AsyncHttpTransport(HttpCommon):
     async def request(
         self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
-        """Send one operation; see ``_http`` for the routes."""
+        """Send one operation; see ``_http`` for the routes (and the continuity checks)."""
+        async with self._lock:
+            self._check_open(op)
+            self._check_continuity(op)
+            reply, new_connection = await self._exchange(op, body, headers)
+            if self._counted(op, new_connection=new_connection):
+                try:
+                    state: dict[str, Any] | None = (await self._exchange("state", {}, headers))[0]
+                except (ServerError, ProtocolError):  # no usable /state: cannot tell
+                    state = None
+                self._verify(op, state)
+            return reply
+
+    async def _exchange(
+        self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None
+    ) -> tuple[dict[str, Any], bool]:
+        """One request and its reply object; and whether it went over a new connection."""
         import asyncio
 
         httpx = _httpx()
@@ -92,22 +111,30 @@ class AsyncHttpTransport(HttpCommon):
         timeout = httpx.Timeout(
             read_timeout, connect=self._connect_timeout_s, pool=self._connect_timeout_s
         )
-        async with self._lock:
-            self._check_open(op)
-            client = self._get_client()
-            hint = STEP_TIMEOUT_HINT if op == "step" else ""
-            with translate(
-                op, url, read_timeout, timeout_hint=hint, connect_timeout_s=self._connect_timeout_s
-            ):
-                # httpx's read timeout limits each read; this deadline bounds the whole
-                # request (opening a new connection included, hence the max).
-                async with asyncio.timeout(max(read_timeout, self._connect_timeout_s)):
-                    response = await client.request(
-                        method, url, content=data, headers=extra, timeout=timeout
-                    )
-        return self._reply(
+        client = self._get_client()
+        hint = STEP_TIMEOUT_HINT if op == "step" else ""
+        with translate(
+            op, url, read_timeout, timeout_hint=hint, connect_timeout_s=self._connect_timeout_s
+        ):
+            # httpx's read timeout limits each read; this deadline bounds the whole request
+            # (opening a new connection included, hence the max).
+            async with asyncio.timeout(max(read_timeout, self._connect_timeout_s)):
+                response = await client.request(
+                    method, url, content=data, headers=extra, timeout=timeout
+                )
+        # A new connection has a new network stream (httpcore's "network_stream" extension);
+        # it is suspect unless the last reply announced that its connection would close.
+        stream = response.extensions.get("network_stream")
+        suspect = stream is not self._stream and self._stream is not None and not self._closes
+        self._stream = stream
+        self._closes = (
+            response.http_version == "HTTP/1.0"
+            or response.headers.get("connection", "").lower() == "close"
+        )
+        reply = self._reply(
             response.status_code, response.content, response.charset_encoding, op=op, url=url
         )
+        return reply, suspect
 
     async def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
         """Close pooled connections; later requests also carry ``headers`` (until the next)."""

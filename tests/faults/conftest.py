@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +21,7 @@ _CASE_IDS = itertools.count(1)
 
 def faultserver_command() -> tuple[str, ...]:
     """argv template that starts the fault server on a chosen port."""
-    return ("{python}", FAULTSERVER_PY, "--host", "{host}", "--port", "{port}")
+    return ("{python}", FAULTSERVER_PY, "--host", "{host}", "--port", "{port}", "--prebuild")
 
 
 @pytest.fixture(scope="session")
@@ -33,3 +39,36 @@ def faultserver() -> Iterator[str]:
 def fault_url(base: str, fault: str) -> str:
     """A base URL whose requests hit ``fault`` with a case state of their own."""
     return f"{base}/{fault}/c{next(_CASE_IDS)}"
+
+
+class OwnFaultServer:
+    """A fault server process of a test's own, for faults that kill or restart it."""
+
+    def __init__(self, port: int = 0) -> None:
+        handle, port_file = tempfile.mkstemp(prefix="faultserver-port-")
+        os.close(handle)
+        os.unlink(port_file)
+        self.process = subprocess.Popen(
+            [sys.executable, FAULTSERVER_PY, "--port", str(port), "--port-file", port_file],
+            stdout=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30.0
+        path = Path(port_file)
+        while not path.exists() or not path.read_text().strip():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the fault server did not start")
+            time.sleep(0.02)
+        self.port = int(path.read_text())
+        path.unlink()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash: no connection is closed politely."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(10)

@@ -1,6 +1,6 @@
 """A misbehaving OpenEnv server of our own: real HTTP/1.1 and WebSocket bytes on 127.0.0.1.
 
-    python faultserver.py --port 0 [--port-file F]
+    python faultserver.py --port 0 [--port-file F] [--prebuild]
 
 One process serves every fault: the fault is chosen by the URL, so a test's client gets a
 base URL ``http://127.0.0.1:P/<fault>/<case>`` and every request it makes (``/reset``,
@@ -109,6 +109,7 @@ class Case:
     fired: bool = False
     requests: int = 0
     steps: int = 0
+    states: int = 0
 
 
 CASES: dict[str, Case] = {}
@@ -219,9 +220,11 @@ async def handle_http(
     fired = fires(case, route)
     if fired and fault == "reset-state":
         fired = False  # this fault only concerns state requests (see below)
-    if fault == "reset-state" and route == "state" and case.steps > 0:
-        rst_close(writer)
-        return False
+    if fault == "reset-state" and route == "state":
+        case.states += 1
+        if case.states > 1:  # the client's own check after the first step is answered
+            rst_close(writer)
+            return False
     if not fired:
         if route == "reset":
             reply = env.reset(request)
@@ -232,6 +235,8 @@ async def handle_http(
         writer.write(http_bytes(200, json.dumps(reply).encode()))
         return True
     action = request.get("action", {})
+    if route == "step" and fault in ("malformed", "shape", *HUGE_MB):
+        env.step(action)  # a real server acted on the step before its reply went wrong
     if fault == "malformed":
         writer.write(http_bytes(200, b'{"observation": {"echoed": "x", '))
     elif fault == "shape":
@@ -411,9 +416,10 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
             writer.close()
 
 
-async def main_async(port: int, port_file: str | None) -> None:
-    for megabytes in HUGE_MB.values():  # built before serving, so replies start at once
-        huge_reply(megabytes)
+async def main_async(port: int, port_file: str | None, *, prebuild: bool) -> None:
+    if prebuild:  # the huge replies are built before serving, so they start at once
+        for megabytes in HUGE_MB.values():
+            huge_reply(megabytes)
     server = await asyncio.start_server(serve_connection, "127.0.0.1", port, limit=1 << 20)
     bound = server.sockets[0].getsockname()[1]
     if port_file:
@@ -428,9 +434,10 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")  # loopback only, whatever is passed
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file")
+    parser.add_argument("--prebuild", action="store_true", help="build the huge replies first")
     args = parser.parse_args()
     try:
-        asyncio.run(main_async(args.port, args.port_file))
+        asyncio.run(main_async(args.port, args.port_file, prebuild=args.prebuild))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from envgen_runtime import EnvConnectionError, ProtocolError, RetryPolicy, SessionLostError
 
 from tests.runtime.clients import AsyncCounterEnv, CounterAction, CounterEnv
 
-from .conftest import fault_url
+from .conftest import OwnFaultServer, fault_url
 
 HI = CounterAction(message="hi")
 
@@ -72,3 +73,56 @@ def test_state_on_a_reset_connection_is_retried(faultserver: str, asynchronous: 
     assert not isinstance(error, SessionLostError)
     assert error.attempts == 3 and len(sleeps) == 2
     assert "gave up after 3 attempts" in error.message
+
+
+@pytest.mark.parametrize("transport", ["http", "websocket"])
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_server_restarted_mid_episode_is_noticed(transport: str, asynchronous: bool) -> None:
+    """Item 4 (and 6): after SIGKILL and a restart on the same port, the next step raises
+    SessionLostError and the episode id is forgotten; reset() starts a new episode."""
+    first = OwnFaultServer()
+    second: OwnFaultServer | None = None
+    url = f"{first.url}/ok/restart"
+    options: dict[str, Any] = {"transport": transport, "request_timeout_s": 5.0}
+
+    def restart() -> None:
+        nonlocal second
+        first.kill()
+        second = OwnFaultServer(first.port)
+
+    async def scenario() -> None:
+        async with AsyncCounterEnv(url, **options) as env:
+            await env.reset(episode_id="ep-1")
+            await env.step(HI)
+            await env.step(HI)
+            restart()
+            with pytest.raises(SessionLostError):
+                await env.step(HI)
+            assert env.episode_id is None
+            with pytest.raises(SessionLostError):
+                await env.step(HI)
+            await env.reset(episode_id="ep-2")
+            assert (await env.step(HI)).observation.step == 1
+            assert (await env.state()).step_count == 1
+
+    try:
+        if asynchronous:
+            asyncio.run(scenario())
+        else:
+            with CounterEnv(url, **options) as env:
+                env.reset(episode_id="ep-1")
+                env.step(HI)
+                env.step(HI)
+                restart()
+                with pytest.raises(SessionLostError):
+                    env.step(HI)
+                assert env.episode_id is None
+                with pytest.raises(SessionLostError):
+                    env.step(HI)
+                env.reset(episode_id="ep-2")
+                assert env.step(HI).observation.step == 1
+                assert env.state().step_count == 1
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()

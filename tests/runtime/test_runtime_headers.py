@@ -65,7 +65,8 @@ def http_routes() -> dict[tuple[str, str], Reply]:
     return {
         ("POST", "/reset"): Reply(body=OBS),
         ("POST", "/step"): Reply(body=OBS),
-        ("GET", "/state"): Reply(body={"step_count": 0}),
+        # after one step, as a stateful server reports (the client checks it once)
+        ("GET", "/state"): Reply(body={"step_count": 1}),
     }
 
 
@@ -169,15 +170,18 @@ def test_http_default_token_per_call_and_trace_headers(monkeypatch: pytest.Monke
             env.state()
             trace_id = env.trace_id
         sent = [lower(headers) for *_, headers in server.seen]
+    # reset, step, the client's one-off GET /state after the first step (it belongs to that
+    # call, so it carries the call's headers), state
+    assert [path for _, path, *_ in server.seen] == ["/reset", "/step", "/state", "/state"]
     assert all(h["authorization"] == f"Bearer {TOKEN}" for h in sent)
-    assert [h.get("x-call") for h in sent] == ["reset", "step", None]
-    assert [h["x-team"] for h in sent] == ["override", "rl", "rl"]
+    assert [h.get("x-call") for h in sent] == ["reset", "step", "step", None]
+    assert [h["x-team"] for h in sent] == ["override", "rl", "rl", "rl"]
     spans = []
     for headers in sent:
         match = TRACEPARENT.match(headers["traceparent"])
         assert match is not None and match.group(1) == trace_id
         spans.append(match.group(2))
-    assert len(set(spans)) == 3
+    assert len(set(spans)) == 4
 
 
 def test_explicit_headers_beat_the_token_and_generated_traceparent(
@@ -242,11 +246,12 @@ def test_async_http_sends_the_same_headers(monkeypatch: pytest.MonkeyPatch) -> N
     with fake_http(http_routes()) as server:
         trace_id = asyncio.run(go(server.url))
         sent = [lower(h) for *_, h in server.seen]
-    assert [h["authorization"] for h in sent] == [f"Bearer {TOKEN}"] * 2
-    assert [h.get("x-call") for h in sent] == ["reset", None]
+    # reset, step, the client's one-off GET /state after the first step
+    assert [h["authorization"] for h in sent] == [f"Bearer {TOKEN}"] * 3
+    assert [h.get("x-call") for h in sent] == ["reset", None, None]
     assert all(h["x-team"] == "rl" for h in sent)
     spans = {h["traceparent"] for h in sent}
-    assert len(spans) == 2 and all(trace_id and trace_id in s for s in spans)
+    assert len(spans) == 3 and all(trace_id and trace_id in s for s in spans)
 
 
 # --------------------------------------------------------------------------- WebSocket wire

@@ -116,7 +116,9 @@ def test_step_envelope_has_request_id_and_timeout() -> None:
             env.reset(seed=4)
             env.step(CounterAction(message="a"))
             env.step(CounterAction(message="b"))
-        (_, path0, body0, _), (_, _, body1, _), (_, _, body2, _) = server.seen
+        # (the client's one-off GET /state after the first step is not asserted on here)
+        posts = [request for request in server.seen if request[0] == "POST"]
+        (_, path0, body0, _), (_, _, body1, _), (_, _, body2, _) = posts
     assert path0 == "/reset" and json.loads(body0) == {"seed": 4}
     step1, step2 = json.loads(body1), json.loads(body2)
     assert step1["action"] == {"message": "a", "delta": 1}
