@@ -43,6 +43,12 @@ def _wire_key(name: str, info: FieldInfo) -> str:
     return info.serialization_alias or info.alias or name
 
 
+def _read_key(name: str, info: FieldInfo) -> str:
+    """The key a field is read from when validating a reply."""
+    alias = info.validation_alias
+    return alias if isinstance(alias, str) else info.alias or name
+
+
 def _defaults_to_none(info: FieldInfo) -> bool:
     return info.default is None and info.default_factory is None
 
@@ -138,10 +144,20 @@ class ModelCodec(Generic[T]):
         self._role = role
         self._adapter: TypeAdapter[T] | None = None
         self._lock = threading.Lock()
+        self._read_keys: frozenset[str] | None = None
 
     def __repr__(self) -> str:
         name = getattr(self._type, "__name__", repr(self._type))
         return f"ModelCodec({name}, {self._role!r})"
+
+    def declares(self, key: str) -> bool:
+        """Whether the model type reads a field under the wire name ``key`` (False for unions)."""
+        keys = self._read_keys
+        if keys is None:
+            fields: dict[str, FieldInfo] = getattr(self._type, "__pydantic_fields__", None) or {}
+            keys = frozenset(_read_key(name, info) for name, info in fields.items())
+            self._read_keys = keys
+        return key in keys
 
     @property
     def role(self) -> str:

@@ -41,6 +41,22 @@ class StepResult(Generic[ObsT]):
         return self.extra.get("metadata")
 
 
+METADATA = "metadata"
+
+
+def _metadata(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """OpenEnv's observation metadata where the observation left it out: never "missing".
+
+    OpenEnv observations always carry a ``metadata`` dict (empty by default), but servers
+    disagree on the wire: openenv 0.10 sends it inside the observation (``{}`` when empty,
+    and at the top level too when not), openenv-core 0.1 strips it from the observation.
+    Reading an absent or null one as the top-level copy, else ``{}``, makes the same server
+    behaviour give the same observation whichever server generation or transport sent it.
+    """
+    top = payload.get(METADATA)
+    return dict(top) if isinstance(top, Mapping) else {}
+
+
 def _envelope_error(problem: str, payload: Any) -> ProtocolError:
     received = quote(payload if not isinstance(payload, Mapping) else dict(payload))
     # The op (reset or step) and the "<op> failed: " prefix are added by the client.
@@ -86,6 +102,8 @@ def build_step_result(
         raise _envelope_error(f"has a non-boolean done ({type(done).__name__})", payload)
     reward = _reward(payload.get("reward"), payload)
     extra = {key: value for key, value in payload.items() if key not in ENVELOPE_KEYS}
+    if observation.get(METADATA) is None and codec.declares(METADATA):
+        observation = {**observation, METADATA: _metadata(payload)}
     return StepResult(
         observation=codec.decode(observation, strict=strict),
         reward=reward,
