@@ -107,4 +107,4 @@ def test_generator_depends_on_the_runtime_at_its_own_version() -> None:
         dep.split(">")[0].split("=")[0].split("<")[0] for dep in runtime_project["dependencies"]
     }
     assert required == {"pydantic", "websockets", "typing-extensions"}
-    assert set(runtime_project["optional-dependencies"]) == {"docker", "async", "ray"}
+    assert set(runtime_project["optional-dependencies"]) == {"docker", "async", "ray", "server"}

@@ -17,8 +17,11 @@ __all__ = ["EXTRAS", "require"]
 
 EXTRAS: dict[str, str] = {
     "docker": "docker",
+    "fastapi": "server",
     "httpx": "async",
+    "openenv": "server",
     "ray": "ray",
+    "uvicorn": "server",
 }
 """Each optional top-level module and the ``envgen-runtime`` extra that installs it."""
 

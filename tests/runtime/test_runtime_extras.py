@@ -33,7 +33,14 @@ def _without(module: str, code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_every_optional_module_maps_to_a_declared_extra() -> None:
-    assert EXTRAS == {"docker": "docker", "httpx": "async", "ray": "ray"}
+    assert EXTRAS == {
+        "docker": "docker",
+        "fastapi": "server",
+        "httpx": "async",
+        "openenv": "server",
+        "ray": "ray",
+        "uvicorn": "server",
+    }
 
 
 def test_a_present_module_is_returned() -> None:

@@ -1,0 +1,301 @@
+# mypy: disallow-subclassing-any=False
+"""Serving an environment whose models envgen generated from its schemas (the `server` extra).
+
+Not imported by ``envgen_runtime``: clients never need openenv. ``envgen generate`` writes
+``generated/<env>/server.py``, whose models subclass the bases here; an env author writes an
+openenv ``Environment`` over them and calls ``main`` (or ``serve``).
+
+Two protocols, as env.toml's ``--protocol`` says:
+
+- ``websocket``: openenv 0.10's own app (``create_app``): one environment per ``/ws`` session.
+- ``http``: a small stateful app of envgen's own. openenv 0.10 over plain HTTP builds a fresh
+  environment per request, so an episode cannot be played there; this app keeps one
+  environment across requests (the original OpenEnv HTTP protocol), with openenv's request,
+  reply and schema shapes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from ._extras import require
+
+_PURPOSE = "serving an environment (envgen_runtime.server)"
+require("openenv.core.env_server.types", _PURPOSE)  # a missing extra names `server`
+
+from openenv.core.env_server.types import (  # noqa: E402
+    Action,
+    EnvironmentMetadata,
+    Observation,
+    ResetRequest,
+    State,
+    StepRequest,
+)
+
+__all__ = [
+    "PROTOCOLS",
+    "ServerAction",
+    "ServerModel",
+    "ServerObservation",
+    "ServerState",
+    "UnionAction",
+    "http_app",
+    "main",
+    "serve",
+    "websocket_app",
+]
+
+PROTOCOLS = ("websocket", "http")
+DEFAULT_MAX_CONCURRENT_ENVS = 16
+
+# Wire names such as `class` or `time-left` must survive openenv's bare `model_dump()`.
+_WIRE_CONFIG = ConfigDict(validate_by_name=True, serialize_by_alias=True)
+
+
+class ServerModel(BaseModel):
+    """Base of every nested model in a generated server module."""
+
+    model_config = _WIRE_CONFIG
+
+
+class ServerAction(Action):
+    """openenv's Action (unknown fields forbidden, `metadata`) with wire names kept."""
+
+    model_config = _WIRE_CONFIG
+
+
+class ServerObservation(Observation):
+    """openenv's Observation (`done`, `reward`, `metadata`) with wire names kept."""
+
+    model_config = _WIRE_CONFIG
+
+
+class ServerState(State):
+    """openenv's State (`episode_id`, `step_count`, extra fields allowed) with wire names kept."""
+
+    model_config = _WIRE_CONFIG
+
+
+class UnionAction(ServerAction):
+    """An action that is one of several tagged models; `union` holds the tagged union.
+
+    openenv validates actions with ``action_cls.model_validate`` and publishes
+    ``action_cls.model_json_schema()``; both go through a TypeAdapter over ``union`` here, so
+    validation returns the member model the tag names. Never instantiated itself.
+    """
+
+    union: ClassVar[Any]
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        return _adapter(cls).validate_python(obj, *args, **kwargs)
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = _adapter(cls).json_schema(*args, **kwargs)
+        head = {"title": cls.__name__}
+        if cls.__doc__:
+            head["description"] = inspect.cleandoc(cls.__doc__)
+        return {**head, **schema}
+
+
+_ADAPTERS: dict[type[UnionAction], TypeAdapter[Any]] = {}
+
+
+def _adapter(cls: type[UnionAction]) -> TypeAdapter[Any]:
+    adapter = _ADAPTERS.get(cls)
+    if adapter is None:
+        adapter = _ADAPTERS[cls] = TypeAdapter(cls.union)
+    return adapter
+
+
+def _metadata(name: str, description: str, version: str) -> Any:
+    return EnvironmentMetadata(name=name, description=description, version=version)
+
+
+def _accepted(method: Any, kwargs: dict[str, Any], skip: frozenset[str] = frozenset()) -> Any:
+    """The keyword arguments `method` accepts (all of them when it takes **kwargs)."""
+    params = inspect.signature(method).parameters
+    anything = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return {k: v for k, v in kwargs.items() if (anything or k in params) and k not in skip}
+
+
+def websocket_app(
+    environment_cls: type[Any],
+    action_cls: type[Any],
+    observation_cls: type[Any],
+    state_cls: type[Any],
+    *,
+    name: str,
+    description: str = "",
+    version: str = "0.1.0",
+    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+) -> Any:
+    """openenv 0.10's app: `/ws` sessions, `/health`, `/schema`, `/metadata`."""
+    http_server = require("openenv.core.env_server.http_server", _PURPOSE)
+    info = _metadata(name, description, version)
+
+    class Served(environment_cls):
+        def get_metadata(self) -> Any:
+            return info
+
+    Served.__name__ = Served.__qualname__ = environment_cls.__name__
+    return http_server.create_app(
+        Served,
+        action_cls,
+        observation_cls,
+        env_name=name,
+        max_concurrent_envs=max_concurrent_envs,
+        state_cls=state_cls,
+    )
+
+
+def http_app(
+    environment_cls: type[Any],
+    action_cls: type[Any],
+    observation_cls: type[Any],
+    state_cls: type[Any],
+    *,
+    name: str,
+    description: str = "",
+    version: str = "0.1.0",
+) -> Any:
+    """A stateful HTTP app: one environment kept across `/reset`, `/step` and `/state`."""
+    require("fastapi", _PURPOSE)
+    from fastapi import Body, FastAPI
+    from fastapi.responses import JSONResponse
+
+    serialization = require("openenv.core.env_server.serialization", _PURPOSE)
+    env = environment_cls()
+    lock = threading.Lock()  # FastAPI runs plain endpoints in a thread pool
+    info = _metadata(name, description, version)
+    app = FastAPI(title=name, description=description, version=version)
+
+    def failed(exc: Exception) -> Any:
+        return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=500)
+
+    def invalid(exc: ValidationError) -> Any:
+        detail = json.loads(exc.json(include_url=False))
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    body = Body(default_factory=ResetRequest)  # `POST /reset` with no body: defaults
+
+    @app.post("/reset")
+    def reset(request: ResetRequest = body) -> Any:
+        kwargs = request.model_dump(exclude_unset=True)
+        with lock:
+            try:
+                observation = env.reset(**_accepted(env.reset, kwargs))
+            except ValidationError as exc:
+                return invalid(exc)
+            except Exception as exc:  # the env's own failure: a 500 naming it
+                return failed(exc)
+        return serialization.serialize_observation(observation)
+
+    @app.post("/step")
+    def step(request: StepRequest) -> Any:
+        try:
+            action = serialization.deserialize_action(request.action, action_cls)
+        except ValidationError as exc:
+            return invalid(exc)
+        kwargs = request.model_dump(exclude_unset=True, exclude={"action"})
+        with lock:
+            try:
+                observation = env.step(action, **_accepted(env.step, kwargs, frozenset({"action"})))
+            except ValidationError as exc:
+                return invalid(exc)
+            except Exception as exc:
+                return failed(exc)
+        return serialization.serialize_observation(observation)
+
+    @app.get("/state")
+    def state() -> Any:
+        with lock:
+            current = env.state
+        return current.model_dump(mode="json")
+
+    @app.get("/health")
+    def health() -> dict[str, str]:
+        return {"status": "healthy"}
+
+    @app.get("/metadata")
+    def metadata() -> Any:
+        return info.model_dump(mode="json")
+
+    @app.get("/schema")
+    def schema() -> dict[str, Any]:
+        return {
+            "action": action_cls.model_json_schema(),
+            "observation": observation_cls.model_json_schema(),
+            "reset_observation": observation_cls.model_json_schema(),
+            "state": state_cls.model_json_schema(),
+        }
+
+    return app
+
+
+def serve(
+    environment_cls: type[Any],
+    action_cls: type[Any],
+    observation_cls: type[Any],
+    state_cls: type[Any],
+    *,
+    name: str,
+    description: str = "",
+    version: str = "0.1.0",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    protocol: str = "websocket",
+    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+) -> None:
+    """Serve the environment with uvicorn until the process is stopped."""
+    uvicorn = require("uvicorn", _PURPOSE)
+    models = (environment_cls, action_cls, observation_cls, state_cls)
+    info: dict[str, Any] = {"name": name, "description": description, "version": version}
+    if protocol == "websocket":
+        app = websocket_app(*models, **info, max_concurrent_envs=max_concurrent_envs)
+    elif protocol == "http":
+        app = http_app(*models, **info)
+    else:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def main(
+    environment_cls: type[Any],
+    action_cls: type[Any],
+    observation_cls: type[Any],
+    state_cls: type[Any],
+    *,
+    name: str,
+    description: str = "",
+    version: str = "0.1.0",
+    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+    argv: Sequence[str] | None = None,
+) -> None:
+    """Parse `--host/--port/--protocol` (as env.toml's `[server] command` passes them); serve."""
+    parser = argparse.ArgumentParser(prog=name, description=description or None)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--protocol", choices=PROTOCOLS, default="websocket")
+    args = parser.parse_args(argv)
+    serve(
+        environment_cls,
+        action_cls,
+        observation_cls,
+        state_cls,
+        name=name,
+        description=description,
+        version=version,
+        host=args.host,
+        port=args.port,
+        protocol=args.protocol,
+        max_concurrent_envs=max_concurrent_envs,
+    )

@@ -1,0 +1,174 @@
+"""envgen_runtime.server: the bases generated server models use, and both protocols' apps."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from typing import Annotated, Any, Literal
+
+import pytest
+from envgen_runtime.server import (
+    ServerAction,
+    ServerModel,
+    ServerObservation,
+    ServerState,
+    UnionAction,
+    http_app,
+    websocket_app,
+)
+from fastapi.testclient import TestClient
+from openenv.core.env_server.interfaces import Environment
+from pydantic import Field
+
+
+class Cell(ServerModel):
+    row: int = Field(ge=0)
+
+
+class Push(ServerAction):
+    kind: Literal["push"] = "push"
+    amount: Annotated[int, Field(ge=1)] = 1
+
+
+class Pop(ServerAction):
+    kind: Literal["pop"] = "pop"
+
+
+class StackAction(UnionAction):
+    """Push or pop."""
+
+    union = Annotated[Push | Pop, Field(discriminator="kind")]
+
+
+class StackObservation(ServerObservation):
+    depth: int
+    class_: Annotated[str, Field(alias="class")]
+    cell: Cell
+
+
+class StackState(ServerState):
+    depth: int = 0
+
+
+class StackEnvironment(Environment):  # type: ignore[misc]
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.steps = 0
+        self.episode: str | None = None
+
+    def _obs(self, reward: float | None = None) -> StackObservation:
+        return StackObservation(
+            depth=self.depth,
+            class_="deep" if self.depth > 1 else "flat",
+            cell=Cell(row=0),
+            reward=reward,
+            done=self.depth >= 3,
+        )
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kw: Any) -> Any:
+        self.depth, self.steps, self.episode = seed or 0, 0, episode_id
+        return self._obs()
+
+    def step(self, action: Any, timeout_s: float | None = None, **kw: Any) -> Any:
+        if isinstance(action, Pop) and self.depth == 0:
+            raise ValueError("nothing to pop")
+        self.steps += 1
+        self.depth += action.amount if isinstance(action, Push) else -1
+        return self._obs(reward=float(self.depth))
+
+    @property
+    def state(self) -> StackState:
+        return StackState(episode_id=self.episode, step_count=self.steps, depth=self.depth)
+
+
+MODELS = (StackEnvironment, StackAction, StackObservation, StackState)
+
+
+def test_union_action_validates_to_the_tagged_member_and_publishes_the_union() -> None:
+    assert isinstance(StackAction.model_validate({"kind": "push", "amount": 2}), Push)
+    assert isinstance(StackAction.model_validate({"kind": "pop"}), Pop)
+    schema = StackAction.model_json_schema()
+    assert schema["title"] == "StackAction" and schema["description"] == "Push or pop."
+    assert schema["discriminator"]["propertyName"] == "kind"
+    with pytest.raises(ValueError):
+        StackAction.model_validate({"kind": "push", "amount": 0})
+
+
+def test_http_app_keeps_one_environment_across_requests() -> None:
+    client = TestClient(http_app(*MODELS, name="stack_env", description="d", version="1.2.3"))
+    first = client.post("/reset", json={"seed": 1, "episode_id": "ep-1"}).json()
+    assert first == {
+        "observation": {"depth": 1, "class": "flat", "cell": {"row": 0}, "metadata": {}},
+        "reward": None,
+        "done": False,
+    }
+    reply = client.post("/step", json={"action": {"kind": "push", "amount": 1}}).json()
+    assert reply["observation"]["depth"] == 2 and reply["observation"]["class"] == "deep"
+    assert reply["reward"] == 2.0
+    state = client.get("/state").json()
+    assert state == {"episode_id": "ep-1", "step_count": 1, "depth": 2}
+    assert client.post("/reset").json()["observation"]["depth"] == 0  # no body: defaults
+    assert client.get("/health").json() == {"status": "healthy"}
+    meta = client.get("/metadata").json()
+    assert (meta["name"], meta["description"], meta["version"]) == ("stack_env", "d", "1.2.3")
+    schema = client.get("/schema").json()
+    assert set(schema) == {"action", "observation", "reset_observation", "state"}
+    assert "class" in schema["observation"]["properties"]
+
+
+def test_http_app_invalid_action_is_a_422_with_pydantic_detail_and_env_errors_a_500() -> None:
+    client = TestClient(http_app(*MODELS, name="stack_env"), raise_server_exceptions=False)
+    client.post("/reset", json={})
+    bad = client.post("/step", json={"action": {"kind": "push", "amount": 0}})
+    assert bad.status_code == 422
+    assert bad.json()["detail"][0]["loc"][-1] == "amount"
+    unknown = client.post("/step", json={"action": {"kind": "jump"}})
+    assert unknown.status_code == 422
+    failed = client.post("/step", json={"action": {"kind": "pop"}})
+    assert failed.status_code == 500 and "nothing to pop" in failed.json()["detail"]
+    assert client.post("/reset", json={"seed": -1}).status_code == 422
+    assert client.get("/state").json()["step_count"] == 0  # the failed steps changed nothing
+
+
+def test_websocket_app_plays_a_session_with_wire_names_and_metadata() -> None:
+    app = websocket_app(*MODELS, name="stack_env", description="d", version="1.2.3")
+    with TestClient(app) as client:
+        assert client.get("/metadata").json()["name"] == "stack_env"
+        with client.websocket_connect("/ws") as ws:
+            ws.send_json({"type": "reset", "data": {"seed": 2}})
+            assert ws.receive_json()["data"]["observation"]["class"] == "deep"
+            ws.send_json({"type": "step", "data": {"kind": "pop"}})
+            reply = ws.receive_json()["data"]
+            assert reply["observation"]["depth"] == 1 and reply["reward"] == 1.0
+            ws.send_json({"type": "step", "data": {"kind": "push", "amount": 0}})
+            assert ws.receive_json()["data"]["code"] == "VALIDATION_ERROR"
+
+
+def test_missing_openenv_names_the_server_extra() -> None:
+    blocker = textwrap.dedent(
+        """
+        import sys
+        class _Block:
+            def find_spec(self, name, path=None, target=None):
+                if name == "openenv" or name.startswith("openenv."):
+                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+                return None
+        sys.meta_path.insert(0, _Block())
+        import envgen_runtime
+        assert "openenv" not in sys.modules
+        try:
+            import envgen_runtime.server
+        except envgen_runtime.MissingExtraError as exc:
+            print(exc.extra, exc.module, "|", exc)
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", blocker], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("server openenv |"), proc.stdout
+    assert "pip install 'envgen-runtime[server]'" in proc.stdout
