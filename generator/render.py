@@ -1,8 +1,9 @@
 """Rendering one environment's generated package from the Jinja templates in `templates/`.
 
 Schema and manifest text reaches the output only through filters that make it inert: Python
-literals (`pyrepr`), TOML strings (`toml`), inert Markdown text and table cells (`cell`) and
-comment-safe text (`comment`). Nothing from a schema is ever used as template source.
+literals (`pyrepr`), TOML strings (`toml`), Markdown that renders as itself (`cell` mid-line,
+`paragraph` at a line's start, `code_cell` for code spans in tables) and comment-safe text
+(`comment`). Nothing from a schema is ever used as template source.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from generator.errors import GenerationError, SchemaError
 from generator.fields import sections
 from generator.formatting import format_python
 from generator.loader import EnvInput
-from generator.modelgen import defined_names, generate_models
+from generator.modelgen import defined_names, generate_models, generate_server_models
 
 
 def _templates_dir() -> Path:
@@ -36,23 +37,27 @@ def _templates_dir() -> Path:
 TEMPLATES_DIR = _templates_dir()
 PACKAGE_FILES = ("__init__.py", "_runtime.py", "client.py", "models.py", "py.typed")
 """The files an installed env package holds; README.md and pyproject.toml describe it."""
-OUTPUT_FILES = (*PACKAGE_FILES, "README.md", "pyproject.toml")
+OUTPUT_FILES = (*PACKAGE_FILES, "server.py", "README.md", "pyproject.toml")
+"""`server.py` (server-side models, needing openenv) sits beside the package, not in its wheel."""
 INSTALLED_NAMESPACE = "envgen_clients"
 """Installed env packages import as `envgen_clients.<env>` (a PEP 420 namespace)."""
 PACKAGE_INIT = '"""Generated environment clients: one package per environment, made by envgen."""\n'
 
-# Characters Markdown (CommonMark, GitHub's tables, strikethrough, math and autolinks) acts
-# on wherever they are: emphasis, code, links, raw HTML, entities, cell borders, `~~`, `$`.
-# `_` only at a word's edge (intraword `_` is literal), `&` only where it starts an entity,
-# `:` only in `://`, `.` after `www`, `@` inside an address (the autolink triggers).
+# What Markdown (CommonMark, GitHub's tables, strikethrough, math and autolinks) acts on
+# mid-line: `\\`, emphasis `*`, code `` ` ``, cell borders `|`, `~~`, `$`; `_` only at a
+# word's edge (intraword `_` is literal); `<` only where it could open a tag, comment or
+# autolink; `]` only where it could close a link (`](`, `][`, `]:`); `&` only where it starts
+# an entity; `:` only in `://`, `.` after `www`, `@` inside an address (autolink triggers).
 _MARKDOWN_ACTIVE = re.compile(
-    r"[\\`*\[\]<>|~$]"
+    r"[\\`*|~$]"
     r"|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])"
+    r"|<(?=[A-Za-z/!?])|\](?=[(\[:])"
     r"|&(?=#?[0-9A-Za-z]+;)"
     r"|:(?=//)|(?<=\bwww)\.|(?<=[0-9A-Za-z])@(?=[0-9A-Za-z])"
 )
-# What opens a block when it starts a line: heading, quote, list item, rule, setext line.
-_LINE_START = re.compile(r"^(\d*)([-+=#>.)])")
+# What opens a block when it starts a line: heading, quote, list item, rule, setext line,
+# link reference definition.
+_LINE_START = re.compile(r"^(\d*)([-+=#>.)\[])")
 _HEADING_END = re.compile(r"(?<=\s)(#+)$")  # would close an ATX heading
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 
@@ -98,7 +103,7 @@ def distribution_name(env_name: str) -> str:
 
 
 def cell(value: Any) -> str:
-    """`value` as one line of inert Markdown that renders as itself, in a table cell or not.
+    """`value` as one line of inert Markdown that renders as itself, mid-line or in a cell.
 
     Only what Markdown would act on is backslash-escaped (GitHub-flavoured Markdown reads
     each `\\x` as a literal `x`), so the raw file stays readable: `grid_env` and `agent's`
@@ -107,8 +112,12 @@ def cell(value: Any) -> str:
     """
     text = " ".join(_CONTROL.sub(" ", str(value)).split())
     text = _MARKDOWN_ACTIVE.sub(lambda m: "\\" + m.group(), text)
-    text = _HEADING_END.sub(lambda m: "\\" + m.group(1), text)
-    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text, count=1)
+    return _HEADING_END.sub(lambda m: "\\" + m.group(1), text)
+
+
+def paragraph(value: Any) -> str:
+    """`cell`, for text that starts a line: what would open a block there is escaped too."""
+    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), cell(value), count=1)
 
 
 def code_cell(value: Any) -> str:
@@ -145,6 +154,7 @@ def _environment(templates_dir: Path) -> jinja2.Environment:
         docstring=docstring,
         toml=toml,
         cell=cell,
+        paragraph=paragraph,
         code_cell=code_cell,
         comment=comment,
     )
@@ -206,11 +216,33 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
         "_runtime.py": render("_runtime.py.jinja"),
         "client.py": render("client.py.jinja"),
         "models.py": models,
+        "server.py": _server_module(env, jinja, context),
         "py.typed": render("py.typed.jinja"),
         "README.md": render("README.md.jinja"),
         "pyproject.toml": render("pyproject.toml.jinja"),
     }
     return files
+
+
+def _server_module(env: EnvInput, jinja: jinja2.Environment, context: dict[str, Any]) -> str:
+    """`server.py`: the server-side models, plus the union action class when there is one."""
+    header = jinja.get_template("server.py.jinja").render(context).rstrip("\n")
+    models = generate_server_models(env, header)
+    if models.union_alias is None:
+        return models.source
+    future = "from __future__ import annotations\n"
+    source = models.source.replace(
+        future, future + "\nfrom envgen_runtime.server import UnionAction\n", 1
+    )
+    action_doc = env.bundle.defs[env.class_name("action")].get("description")
+    tail = jinja.get_template("server_union.py.jinja").render(
+        {
+            **context,
+            "union_alias": models.union_alias,
+            "action_doc": action_doc if isinstance(action_doc, str) else "One tagged action.",
+        }
+    )
+    return source.rstrip("\n") + "\n" + tail
 
 
 def render_envs(envs: list[EnvInput], templates_dir: Path = TEMPLATES_DIR) -> dict[str, str]:

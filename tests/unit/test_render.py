@@ -14,7 +14,7 @@ import pytest
 from generator.errors import SchemaError
 from generator.loader import Layout
 from generator.output import build
-from generator.render import cell, comment, docstring, pyrepr
+from generator.render import cell, comment, docstring, paragraph, pyrepr
 from tests.helpers import manifest, write_env
 
 NASTY = [
@@ -70,6 +70,9 @@ TRICKY = [
     "{{ 7 * 7 }} {% raw %}",
     "*a* **b** _c_ __d__ snake_case_name _leading trailing_",
     "[link](http://x.y) ![img](z.png) [ref][1] [1]: http://x.y",
+    "[1]: http://x.y",
+    "see [1] and [x]: y, [a] [b] [c](d) [e]\n[f]: g <a href=x> <!-- c --> <?p?> <http://x>",
+    "a<b c>d <= >= << >> <3",
     "https://example.com www.example.com mail me@example.com <http://x.y>",
     "~~struck~~ ~one~ $x^2$ $$y$$",
     "back\\slash \\* \\_ \\",
@@ -106,15 +109,20 @@ def test_cell_renders_as_itself_in_a_table_paragraph_and_heading(text: str) -> N
     escaped = cell(text)
     assert "\n" not in escaped
     table = f"| a | b |\n|---|---|\n| x | {escaped} |\n"
+    block_text = paragraph(text)
     tokens = md.parse(table)
     cells = [t for t in tokens if t.type == "inline"]
     assert len(cells) == 4  # header a, b; row x, and exactly one cell for the text
     assert _visible([cells[3]]) == want
-    for block in (escaped, f"## {escaped}"):
+    for block, shown in (
+        (block_text, want),
+        (f"## {escaped}", want),
+        (f"Type: {escaped}", "Type: " + want),
+    ):
         inline = [t for t in md.parse(block + "\n") if t.type == "inline"]
-        assert _visible(inline) == want
+        assert _visible(inline) == shown.strip()
         assert not [t for t in md.parse(block) if t.type == "html_block"]
-    html_text = md.render(table + "\n" + escaped + "\n\n## " + escaped + "\n")
+    html_text = md.render(table + "\n" + block_text + "\n\n## " + escaped + "\n")
     tags = _allowed_tags(html_text)
     assert tags <= {"table", "thead", "tbody", "tr", "th", "td", "p", "h2"}, tags
 
@@ -123,8 +131,12 @@ def test_cell_escapes_only_what_markdown_acts_on() -> None:
     assert cell("The agent's cell") == "The agent's cell"
     assert cell("grid_env 0.1.0") == "grid_env 0.1.0"
     assert cell('one of "north", "east"') == 'one of "north", "east"'
-    assert cell(">= 0, <= 3") == "\\>= 0, \\<= 3"
-    assert cell("a | b\n<script>") == "a \\| b \\<script\\>"
+    assert cell(">= 0, <= 3") == ">= 0, <= 3"
+    assert paragraph("> 0") == "\\> 0"
+    assert paragraph("[row, col] pairs") == "\\[row, col] pairs"
+    assert cell("[row, col] pairs") == "[row, col] pairs"
+    assert cell("as [row, col] pairs") == "as [row, col] pairs"
+    assert cell("a | b\n<script>") == "a \\| b \\<script>"
 
 
 def test_readme_shows_schema_text_as_written(tmp_path: Path) -> None:
