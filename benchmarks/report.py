@@ -27,6 +27,7 @@ PACKAGES = [
     "openenv",
     "openenv-core",
     "uvicorn",
+    "ray",
 ]
 
 
@@ -191,6 +192,65 @@ def step_section(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def pool_section(data: dict[str, Any]) -> list[str]:
+    head = data["headline"]
+    targets = head["targets"]
+    met = head["met"]
+    settings = data["settings"]
+    startup = data["startup"]
+    lines = [
+        "## Many envs (`benchmarks/bench_pool.py`)",
+        "",
+        f"echo_env sessions over {startup['servers']} openenv 0.10 WebSocket servers "
+        "(`max_concurrent_envs=16`) on this machine, all envs stepped in lock-step rounds for "
+        f"{settings['seconds']} s: `pool` = one `EchoEnvPool` (`sessions_per_server=16`); "
+        "`threads` = independent `EchoEnv` clients, one thread each; `openenv` = openenv's "
+        "async `GenericEnvClient`, one per env, each round driven with `asyncio.gather`; "
+        "`single` = one `EchoEnv` alone. Client CPU = `time.process_time()` of the client "
+        f"process per env-step; medians of {settings['rounds']} interleaved round(s).",
+        "",
+    ]
+    lines += _table(
+        data["stepping"],
+        [
+            ("variant", "variant"),
+            ("envs", "envs"),
+            ("servers", "servers"),
+            ("steps_per_s", "env-steps/s"),
+            ("cpu_per_step_us", "client CPU/env-step (us)"),
+        ],
+    )
+    lines += [
+        "",
+        f"Starting {startup['servers']} servers at once: local processes "
+        f"{startup['local_processes_s']} s; Ray actors {startup['ray_actors_s']} s (after "
+        f"{startup['ray_init_s']} s to start a local Ray).",
+        "",
+        "Targets:",
+        "",
+    ]
+    for envs in (16, 64):
+        key = f"pool_cpu_{envs}"
+        if key in met:
+            lines.append(
+                f"- pool CPU/env-step at {envs} envs: {head[f'pool_{envs}_cpu_per_step_us']} us "
+                f"vs a single client's {head['single_cpu_per_step_us']} us (target <= "
+                f"{targets['pool_cpu_vs_single_max']}x): {_verdict(met[key])}"
+            )
+    if "pool_vs_threads_64" in met:
+        lines.append(
+            f"- pool throughput at 64 envs: {head['pool_vs_threads_64']}x threaded clients "
+            f"(target >= {targets['pool_vs_threads_at_64_min']}x): "
+            f"{_verdict(met['pool_vs_threads_64'])}"
+        )
+        lines.append(
+            f"- pool throughput at 64 envs: {head['pool_vs_openenv_64']}x OpenEnv's client "
+            f"(target >= {targets['pool_vs_openenv_at_64_min']}x): "
+            f"{_verdict(met['pool_vs_openenv_64'])}"
+        )
+    return lines
+
+
 def verify_section(data: dict[str, Any]) -> list[str]:
     lines = [
         "## envgen verify over the example envs",
@@ -219,7 +279,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sections: list[str] = ["# Benchmark results", "", "Written by `make bench`; do not edit.", ""]
     sections += _machine()
-    renderers = (("codegen", codegen_section), ("step", step_section), ("verify", verify_section))
+    renderers = (
+        ("codegen", codegen_section),
+        ("step", step_section),
+        ("pool", pool_section),
+        ("verify", verify_section),
+    )
     for name, render in renderers:
         path = args.results / f"{name}.json"
         if path.is_file():
