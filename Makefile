@@ -65,6 +65,7 @@ golden: setup
 bench: setup
 	$(BIN)/python -m benchmarks.bench_codegen --out benchmarks/results/codegen.json
 	$(BIN)/python -m benchmarks.bench_step --out benchmarks/results/step.json
+	$(BIN)/python -m benchmarks.bench_pool --out benchmarks/results/pool.json
 	$(BIN)/python -m benchmarks.bench_verify --out benchmarks/results/verify.json
 	$(BIN)/python -m benchmarks.report
 
