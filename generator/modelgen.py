@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from generator.errors import GenerationError
@@ -35,17 +36,124 @@ def generate_models(env: EnvInput, header: str) -> str:
     return source
 
 
-def _run_generator(document: dict[str, Any], model_type: str, header: str) -> str:
+SERVER_MODULE = "envgen_runtime.server"
+SERVER_BASES = {
+    "action": f"{SERVER_MODULE}.ServerAction",
+    "observation": f"{SERVER_MODULE}.ServerObservation",
+    "state": f"{SERVER_MODULE}.ServerState",
+}
+# Fields the openenv bases declare themselves; the server models inherit them as they are.
+BASE_FIELDS = {
+    "action": ("metadata",),
+    "observation": ("done", "reward", "metadata"),
+    "state": ("episode_id", "step_count"),
+}
+UNION_SUFFIX = "Union"
+
+
+@dataclass(frozen=True)
+class ServerModels:
+    """The source of `server.py`'s models and, for a tagged-union action, its union alias."""
+
+    source: str
+    union_alias: str | None
+
+
+def generate_server_models(env: EnvInput, header: str) -> ServerModels:
+    """Server-side models (openenv Action/Observation/State subclasses) for `env`.
+
+    Made from the bundle as written: the server keeps its own objects closed or open exactly
+    as the schemas say. Always pydantic models, whatever `model_type` the client uses.
+    """
+    defs = default_union_tags(env.bundle.defs)
+    action = env.class_name("action")
+    bases = {env.class_name(role): SERVER_BASES[role] for role in ("observation", "state")}
+    for role in ("observation", "state"):
+        _drop_base_fields(defs.get(env.class_name(role)), BASE_FIELDS[role])
+    members = _union_members(defs, action)
+    union_alias: str | None = None
+    if members:
+        union_alias = _free_name(defs, action + UNION_SUFFIX)
+        defs = _rename_def(defs, action, union_alias)
+        for member in members:
+            bases[member] = SERVER_BASES["action"]
+            _drop_base_fields(defs.get(member), BASE_FIELDS["action"])
+    else:
+        bases[action] = SERVER_BASES["action"]
+        _drop_base_fields(defs.get(action), BASE_FIELDS["action"])
+    document = env.bundle.document(ROOT_NAME)
+    document["$defs"] = defs
+    options = {"base_class": f"{SERVER_MODULE}.ServerModel", "base_class_map": bases}
+    source = _run_generator(document, "pydantic", header, **options)
+    source = fix_tuple_defaults(_cut_root(source))
+    expected = [union_alias or action, env.class_name("observation"), env.class_name("state")]
+    _check_defines(source, expected)
+    return ServerModels(source=source, union_alias=union_alias)
+
+
+def _union_members(defs: dict[str, Any], name: str) -> list[str]:
+    """The defs a tagged-union role schema's members name (empty when it is not one)."""
+    node = defs.get(name)
+    if not isinstance(node, dict) or not isinstance(node.get("discriminator"), dict):
+        return []
+    if isinstance(node.get("properties"), dict) and node["properties"]:
+        return []
+    members = node.get("oneOf", node.get("anyOf"))
+    names: list[str] = []
+    for member in members if isinstance(members, list) else []:
+        ref = member.get("$ref") if isinstance(member, dict) else None
+        if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+            return []  # an inline member has no class of its own to subclass ServerAction
+        names.append(ref.removeprefix("#/$defs/").replace("~1", "/").replace("~0", "~"))
+    return names
+
+
+def _drop_base_fields(node: Any, fields: tuple[str, ...]) -> None:
+    if not isinstance(node, dict) or not isinstance(node.get("properties"), dict):
+        return
+    for name in fields:
+        node["properties"].pop(name, None)
+    if isinstance(node.get("required"), list):
+        node["required"] = [n for n in node["required"] if n not in fields]
+
+
+def _free_name(defs: dict[str, Any], name: str) -> str:
+    candidate, n = name, 2
+    while candidate in defs:
+        candidate, n = f"{name}{n}", n + 1
+    return candidate
+
+
+def _rename_def(defs: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    """`defs` with `old` renamed to `new`, every `$ref` to it rewritten."""
+    old_ref = "#/$defs/" + old.replace("~", "~0").replace("/", "~1")
+    new_ref = "#/$defs/" + new.replace("~", "~0").replace("/", "~1")
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, list):
+            return [rewrite(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        return {
+            k: v if k in _DATA else (new_ref if k == "$ref" and v == old_ref else rewrite(v))
+            for k, v in node.items()
+        }
+
+    renamed = {new if key == old else key: rewrite(value) for key, value in defs.items()}
+    return {key: renamed[key] for key in sorted(renamed)}
+
+
+def _run_generator(document: dict[str, Any], model_type: str, header: str, **extra: Any) -> str:
     # Imported here: the generator is heavy and only `generate` needs it.
     from datamodel_code_generator import generate
     from datamodel_code_generator.enums import DataModelType, InputFileType
     from datamodel_code_generator.format import PythonVersion
     from datamodel_code_generator.parser import LiteralType
 
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = dict(extra)
     if model_type == "pydantic":
         options["output_model_type"] = DataModelType.PydanticV2BaseModel
-        options["base_class"] = PYDANTIC_BASE
+        options.setdefault("base_class", PYDANTIC_BASE)
     else:
         options["output_model_type"] = DataModelType.PydanticV2Dataclass
     try:

@@ -22,7 +22,7 @@ from generator.errors import GenerationError, SchemaError
 from generator.fields import sections
 from generator.formatting import format_python
 from generator.loader import EnvInput
-from generator.modelgen import defined_names, generate_models
+from generator.modelgen import defined_names, generate_models, generate_server_models
 
 
 def _templates_dir() -> Path:
@@ -37,7 +37,8 @@ def _templates_dir() -> Path:
 TEMPLATES_DIR = _templates_dir()
 PACKAGE_FILES = ("__init__.py", "_runtime.py", "client.py", "models.py", "py.typed")
 """The files an installed env package holds; README.md and pyproject.toml describe it."""
-OUTPUT_FILES = (*PACKAGE_FILES, "README.md", "pyproject.toml")
+OUTPUT_FILES = (*PACKAGE_FILES, "server.py", "README.md", "pyproject.toml")
+"""`server.py` (server-side models, needing openenv) sits beside the package, not in its wheel."""
 INSTALLED_NAMESPACE = "envgen_clients"
 """Installed env packages import as `envgen_clients.<env>` (a PEP 420 namespace)."""
 PACKAGE_INIT = '"""Generated environment clients: one package per environment, made by envgen."""\n'
@@ -215,11 +216,33 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
         "_runtime.py": render("_runtime.py.jinja"),
         "client.py": render("client.py.jinja"),
         "models.py": models,
+        "server.py": _server_module(env, jinja, context),
         "py.typed": render("py.typed.jinja"),
         "README.md": render("README.md.jinja"),
         "pyproject.toml": render("pyproject.toml.jinja"),
     }
     return files
+
+
+def _server_module(env: EnvInput, jinja: jinja2.Environment, context: dict[str, Any]) -> str:
+    """`server.py`: the server-side models, plus the union action class when there is one."""
+    header = jinja.get_template("server.py.jinja").render(context).rstrip("\n")
+    models = generate_server_models(env, header)
+    if models.union_alias is None:
+        return models.source
+    future = "from __future__ import annotations\n"
+    source = models.source.replace(
+        future, future + "\nfrom envgen_runtime.server import UnionAction\n", 1
+    )
+    action_doc = env.bundle.defs[env.class_name("action")].get("description")
+    tail = jinja.get_template("server_union.py.jinja").render(
+        {
+            **context,
+            "union_alias": models.union_alias,
+            "action_doc": action_doc if isinstance(action_doc, str) else "",
+        }
+    )
+    return source.rstrip("\n") + "\n" + tail
 
 
 def render_envs(envs: list[EnvInput], templates_dir: Path = TEMPLATES_DIR) -> dict[str, str]:

@@ -23,7 +23,14 @@ import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
 
 from ._extras import require
 
@@ -59,10 +66,30 @@ DEFAULT_MAX_CONCURRENT_ENVS = 16
 _WIRE_CONFIG = ConfigDict(validate_by_name=True, serialize_by_alias=True)
 
 
+def _omit_absent(model: BaseModel, data: Any) -> Any:
+    """Leave out fields that default to None and are None: optional, not sent as null.
+
+    A schema property that is not required may still not allow null; such a field becomes
+    `x: T | None = None` and must be left out of the reply while it is None. A field that
+    defaults to None is never required, so leaving it out is always what the schema allows.
+    """
+    if not isinstance(data, dict):
+        return data
+    for name, info in type(model).model_fields.items():
+        if info.default is None and info.default_factory is None and getattr(model, name) is None:
+            key = info.serialization_alias or info.alias or name
+            data.pop(key if key in data else name, None)
+    return data
+
+
 class ServerModel(BaseModel):
     """Base of every nested model in a generated server module."""
 
     model_config = _WIRE_CONFIG
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _omit_absent(self, handler(self))
 
 
 class ServerAction(Action):
@@ -70,17 +97,29 @@ class ServerAction(Action):
 
     model_config = _WIRE_CONFIG
 
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _omit_absent(self, handler(self))
+
 
 class ServerObservation(Observation):
     """openenv's Observation (`done`, `reward`, `metadata`) with wire names kept."""
 
     model_config = _WIRE_CONFIG
 
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _omit_absent(self, handler(self))
+
 
 class ServerState(State):
     """openenv's State (`episode_id`, `step_count`, extra fields allowed) with wire names kept."""
 
     model_config = _WIRE_CONFIG
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _omit_absent(self, handler(self))
 
 
 class UnionAction(ServerAction):

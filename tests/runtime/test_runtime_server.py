@@ -45,6 +45,7 @@ class StackObservation(ServerObservation):
     depth: int
     class_: Annotated[str, Field(alias="class")]
     cell: Cell
+    note: str | None = None  # optional, not nullable: left out while None
 
 
 class StackState(ServerState):
@@ -112,6 +113,7 @@ def test_http_app_keeps_one_environment_across_requests() -> None:
     state = client.get("/state").json()
     assert state == {"episode_id": "ep-1", "step_count": 1, "depth": 2}
     assert client.post("/reset").json()["observation"]["depth"] == 0  # no body: defaults
+    assert "episode_id" not in client.get("/state").json()  # None by default: left out
     assert client.get("/health").json() == {"status": "healthy"}
     meta = client.get("/metadata").json()
     assert (meta["name"], meta["description"], meta["version"]) == ("stack_env", "d", "1.2.3")
