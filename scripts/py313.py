@@ -180,7 +180,7 @@ def combined_line(parts: list[str], elapsed: float) -> str:
     """One pytest-style line adding up the parts; a part that failed without counts adds one."""
     totals: dict[str, int] = {}
     for part in parts:
-        for number, word in COUNT.findall(part):
+        for number, word in COUNT.findall(part.partition("\n")[0]):
             key = "errors" if word.startswith("error") else word
             totals[key] = totals.get(key, 0) + int(number)
     uncounted = [
@@ -206,6 +206,19 @@ def main() -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _exit_on_signal)
     started = time.monotonic()
+    with chroot.locked():
+        parts = run_all(started)
+    for part in parts:
+        print(f"py313: {part}")
+    line = combined_line(parts, time.monotonic() - started)
+    print(line, flush=True)
+    if args.summary_file:
+        args.summary_file.write_text(line + "\n")
+    return 1 if any(part.startswith("FAILED") for part in parts) else 0
+
+
+def run_all(started: float) -> list[str]:
+    """The three parts, each reported as one line; setup failures raise."""
     root = chroot.ensure_chroot()
     chroot.log(f"chroot ready at {root} ({time.monotonic() - started:.1f}s)")
     chroot.copy_host_config(root)
@@ -238,13 +251,7 @@ def main() -> int:
         pytest = [python, "-m", "pytest", "tests/runtime", "-q", "-p", "no:cacheprovider"]
         code, last = chroot.run(root, pytest, cwd=WORK)
         parts.append(_summary(code, last, "tests/runtime"))
-    for part in parts:
-        print(f"py313: {part}")
-    line = combined_line(parts, time.monotonic() - started)
-    print(line, flush=True)
-    if args.summary_file:
-        args.summary_file.write_text(line + "\n")
-    return 1 if any(part.startswith("FAILED") for part in parts) else 0
+    return parts
 
 
 if __name__ == "__main__":

@@ -9,10 +9,14 @@ run, /proc and /dev are bind-mounted in; ``mounted`` always unmounts what it mou
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -84,6 +88,19 @@ def debian_mirror() -> str:
     raise RuntimeError("no Debian mirror in `apt-get indextargets`; set ENVGEN_DEBIAN_MIRROR")
 
 
+@contextmanager
+def locked(root: Path = DEFAULT_ROOT) -> Iterator[None]:
+    """One run at a time per chroot: a second waits (runs share its /work and venvs)."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with (root.parent / f"{root.name}.lock").open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"waiting for another run using {root}")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
 def ensure_chroot(root: Path = DEFAULT_ROOT) -> Path:
     """The chroot at ``root``, built first when missing or incomplete."""
     if (root / COMPLETE).is_file():
@@ -150,8 +167,38 @@ def mounted(root: Path) -> Iterator[None]:
                 subprocess.run(remount, check=True)
         yield
     finally:
+        stop_processes_in(root)
         for target in reversed(done):
             unmount(target)
+
+
+def processes_in(root: Path) -> list[int]:
+    """PIDs of the processes running inside ``root``: only this run's commands and children."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.readlink(entry / "root") == str(root):
+                    found.append(int(entry.name))
+            except OSError:  # gone meanwhile, or not ours to look at
+                continue
+    return found
+
+
+def stop_processes_in(root: Path, grace_s: float = 5.0) -> None:
+    """Stop, by PID, what an interrupted run left in the chroot (servers in their own
+    sessions outlive a killed pytest); SIGTERM first, SIGKILL after ``grace_s``."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        pids = processes_in(root)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+        deadline = time.monotonic() + grace_s
+        while pids and time.monotonic() < deadline:
+            time.sleep(0.1)
+            pids = processes_in(root)
+        if not pids:
+            return
 
 
 def environment() -> list[str]:
@@ -167,17 +214,42 @@ def run(
     """Run ``argv`` in the chroot; print its output as it comes; return code and last lines."""
     command = ["chroot", str(root), "/usr/bin/env", "-i", "-C", cwd, *environment(), *argv]
     last: deque[str] = deque(maxlen=tail)
-    with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
-    ) as process:
-        assert process.stdout is not None
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        start_new_session=True,  # its own process group, so an interruption can stop it all
+    )
+    assert process.stdout is not None
+    try:
         for line in process.stdout:
             if echo:
                 sys.stdout.write(line)
                 sys.stdout.flush()
             if line.strip():
                 last.append(line.rstrip("\n"))
-    return process.returncode, list(last)
+        return process.wait(), list(last)
+    except BaseException:
+        interrupt(process)
+        raise
+    finally:
+        process.stdout.close()
+
+
+def interrupt(process: subprocess.Popen[str], grace_s: float = 15.0) -> None:
+    """SIGINT to the command's process group (pytest then stops its servers), then SIGKILL."""
+    for signum in (signal.SIGINT, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, signum)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(grace_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def check(root: Path, argv: Sequence[str], *, cwd: str = "/") -> None:
