@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.errors import GenerationError
+from generator.field_names import fix_folded_names
 from generator.loader import EnvInput
 from generator.tuple_defaults import fix_tuple_defaults
 
@@ -31,7 +32,7 @@ def generate_models(env: EnvInput, header: str) -> str:
     document = env.bundle.document(ROOT_NAME)
     document["$defs"] = defs
     source = _run_generator(document, env.manifest.model_type, header)
-    source = fix_tuple_defaults(_cut_root(source))
+    source = fix_folded_names(fix_tuple_defaults(_cut_root(source)))
     _check_defines(source, [env.class_name(role) for role in ("action", "observation", "state")])
     return source
 
@@ -85,7 +86,7 @@ def generate_server_models(env: EnvInput, header: str) -> ServerModels:
     document["$defs"] = defs
     options = {"base_class": f"{SERVER_MODULE}.ServerModel", "base_class_map": bases}
     source = _run_generator(document, "pydantic", header, **options)
-    source = fix_tuple_defaults(_cut_root(source))
+    source = fix_folded_names(fix_tuple_defaults(_cut_root(source)))
     expected = [union_alias or action, env.class_name("observation"), env.class_name("state")]
     _check_defines(source, expected)
     return ServerModels(source=source, union_alias=union_alias)
