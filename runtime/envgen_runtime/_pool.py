@@ -73,6 +73,7 @@ SlotState = Literal["ready", "needs_reset", "recovering"]
 
 _CLOSE_TIMEOUT_S = 2.0
 _REPLACE_ATTEMPTS = 3
+_MAX_MOVES = 8  # CAPACITY_REACHED answers one reset may meet before it reports the error
 _CONNECTION_ERRORS = (EnvConnectionError, EnvTimeoutError)
 
 
@@ -149,6 +150,7 @@ class _Slot:
         self.client: AsyncEnvClient[Any, Any, Any] | None = None
         self.needs_reset = False
         self.done = False
+        self.unplaced: ProviderError | None = None  # the last replacement failed with this
 
 
 @dataclass
@@ -314,9 +316,10 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
             image = options.pop("image", spec.docker_image)
             if not image:
                 raise ValueError(f"environment {spec.name!r} has no docker image: pass image=")
+            port = options.pop("port", spec.docker_port)
             return lambda: LocalDockerProvider(
                 image,
-                port=options.pop("port", spec.docker_port),
+                port=port,
                 health_path=spec.health_path,
                 startup_timeout_s=startup,
                 env_name=spec.name,
@@ -511,6 +514,9 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         )
 
     def _waiting(self, slot: _Slot) -> SlotResult[ObsT]:
+        failed, slot.unplaced = slot.unplaced, None
+        if failed is not None:
+            return self._unplaced(slot, failed)
         return SlotResult(
             slot=slot.index,
             observation=None,
@@ -526,19 +532,29 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
     async def _reset_slot(
         self, slot: _Slot, seed: int | None, kwargs: Mapping[str, Any]
     ) -> SlotResult[ObsT] | _Failure:
-        while True:
+        for moves in itertools.count():
             server, client = slot.server, slot.client
             if server is None or server.lost or client is None:
                 return self._waiting(slot)
             try:
                 result = await client.reset(seed=seed, **kwargs)
             except EnvgenRuntimeError as exc:
-                if _is_capacity(exc):
-                    await self._move(slot, server)
+                if _is_capacity(exc) and moves < _MAX_MOVES:
+                    try:
+                        await self._move(slot, server)
+                    except ProviderError as error:
+                        return self._unplaced(slot, error)
                     continue
                 return self._failure(slot, server, exc)
             slot.needs_reset = False
             return self._result(slot, result, reset=True)
+        raise AssertionError("unreachable")
+
+    def _unplaced(self, slot: _Slot, error: ProviderError) -> SlotResult[ObsT]:
+        """No server could take ``slot`` now: start one in the background, report the error."""
+        slot.needs_reset = slot.done = True
+        self._spawn(self._replace(None, [slot]))
+        return SlotResult(slot=slot.index, observation=None, reward=None, done=True, error=error)
 
     async def _step_slot(self, slot: _Slot, action: ActT) -> SlotResult[ObsT] | _Failure:
         server, client = slot.server, slot.client
@@ -550,7 +566,10 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
             result = await client.step(action)
         except EnvgenRuntimeError as exc:
             if _is_capacity(exc):  # a step on a fresh session: the slot needs a reset anyway
-                await self._move(slot, server)
+                try:
+                    await self._move(slot, server)
+                except ProviderError as error:
+                    return self._unplaced(slot, error)
                 return await self._reset_slot(slot, None, {})
             return self._failure(slot, server, exc)
         return self._result(slot, result, reset=False)
@@ -649,17 +668,21 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _replace(self, lost: _Server, orphans: list[_Slot]) -> None:
+    async def _replace(self, lost: _Server | None, orphans: list[_Slot]) -> None:
+        """Stop ``lost`` (if any), start a new server and attach ``orphans`` to it."""
         import asyncio
 
-        await asyncio.to_thread(lost.provider.stop)
+        if lost is not None:
+            await asyncio.to_thread(lost.provider.stop)
         delay = 0.5
         for attempt in range(1, _REPLACE_ATTEMPTS + 1):
             try:
                 server = await self._start_server()
-            except ProviderError:
+            except ProviderError as exc:
                 if attempt == _REPLACE_ATTEMPTS:
-                    raise
+                    for slot in orphans:
+                        slot.unplaced = exc  # reported by the slot's next call, then retried
+                    return
                 await asyncio.sleep(delay)
                 delay *= 2
                 continue

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 
 import pytest
 from envgen_runtime import (
     AsyncEnvPool,
     EnvPool,
     LocalProcessProvider,
+    ProviderError,
     ServerError,
     SlotLostError,
 )
@@ -158,3 +160,28 @@ def test_pool_arguments_are_checked_before_anything_starts() -> None:
         AsyncEnvPool(1, client=EchoEnv, provider="kubernetes")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="client_options must not set"):
         AsyncEnvPool(1, client=EchoEnv, client_options={"base_url": "x"})  # type: ignore[typeddict-unknown-key]
+
+
+def test_a_server_that_cannot_start_for_a_moved_slot_is_that_slots_error() -> None:
+    # Slot 1 meets CAPACITY_REACHED; the server started for it fails; the pool must report
+    # that in slot 1's result (not raise from reset) and place the slot later.
+    spec = EchoEnv.SPEC
+    good = {"env": {MAX_CONCURRENT_ENVS_VAR: "1"}, "health_path": spec.health_path}
+    broken = [sys.executable, "-c", "import sys; print('cannot serve'); sys.exit(4)"]
+    commands = iter([spec.server_command, broken, spec.server_command])
+
+    def factory() -> LocalProcessProvider:
+        return LocalProcessProvider(next(commands), **good)  # type: ignore[arg-type]
+
+    with EchoEnvPool(2, sessions_per_server=2, provider=factory) as pool:
+        first = pool.reset()
+        _pids(pool)
+        assert first[0].ok
+        assert isinstance(first[1].error, ProviderError)
+        assert "cannot serve" in first[1].error.output
+        pool.wait_ready(timeout_s=120)
+        _pids(pool)
+        second = pool.step([EchoAction(message="a"), EchoAction(message="b")])
+        assert second[0].ok and second[0].observation is not None
+        assert second[1].ok and second[1].reset
+        assert len({slot.base_url for slot in pool.slots}) == 2
