@@ -187,11 +187,34 @@ class OpenEnvWebSocketStepper(Stepper):
         self._env.close()
 
 
+def _import_openenv_core_0_1() -> None:
+    """Make `openenv_core.*` resolve to openenv-core 0.1.1's own modules, not openenv 0.10's.
+
+    openenv 0.10 overwrites `openenv_core/__init__.py` with a shim that re-exports
+    `openenv.core`; a stub parent package makes Python find 0.1.1's modules on disk. Kept
+    here (not borrowed from the example servers) so the benchmark depends only on the two
+    installed distributions.
+    """
+    import importlib.util
+    import types
+
+    existing = sys.modules.get("openenv_core")
+    if existing is not None:
+        if not getattr(existing, "__envgen_stub__", False):
+            raise RuntimeError("openenv_core was imported already (possibly openenv 0.10's shim)")
+        return
+    spec = importlib.util.find_spec("openenv_core")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("openenv-core is not installed")
+    stub = types.ModuleType("openenv_core")
+    stub.__path__ = list(spec.submodule_search_locations)
+    stub.__envgen_stub__ = True  # type: ignore[attr-defined]
+    sys.modules["openenv_core"] = stub
+
+
 def _openenv_http_client_class() -> Any:
     """openenv-core 0.1.1's HTTPEnvClient, parsing replies into dicts (as GenericEnvClient)."""
-    from examples._serve import import_openenv_core
-
-    import_openenv_core()  # openenv 0.10's shim would otherwise shadow 0.1.1's modules
+    _import_openenv_core_0_1()  # openenv 0.10's shim would otherwise shadow 0.1.1's modules
     from openenv_core.client_types import StepResult
     from openenv_core.http_env_client import HTTPEnvClient
 
@@ -683,8 +706,11 @@ def headline(
 
 def preflight() -> int:
     """Import what a run needs, so a broken setup shows in a second rather than mid-run."""
-    from examples._serve import import_openenv_core  # noqa: F401
+    from openenv.core.generic_client import GenericEnvClient  # noqa: F401
+
     from generated.echo_env import EchoEnv
+
+    _openenv_http_client_class()
 
     print(f"ok: {EchoEnv.__module__}, server {' '.join(EchoEnv.SPEC.server_command)}")
     return 0
