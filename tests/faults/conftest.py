@@ -24,6 +24,12 @@ def faultserver_command() -> tuple[str, ...]:
     return ("{python}", FAULTSERVER_PY, "--host", "{host}", "--port", "{port}", "--prebuild")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "load: many clients x many steps against the fault server (see test_load.py)"
+    )
+
+
 @pytest.fixture(scope="session")
 def faultserver() -> Iterator[str]:
     """Base URL of the shared fault server (one process for the whole session)."""

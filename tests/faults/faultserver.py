@@ -210,6 +210,10 @@ async def handle_http(
     if route == "health":
         writer.write(http_bytes(200, b'{"status":"healthy"}'))
         return True
+    if case is not None and route == "stats":  # for load tests: what the server counted
+        stats = {"steps": case.steps, "requests": case.requests}
+        writer.write(http_bytes(200, json.dumps(stats).encode()))
+        return True
     if case is None or route not in ("reset", "step", "state"):
         writer.write(http_bytes(404, b'{"detail":"Not Found"}'))
         return True
