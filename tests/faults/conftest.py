@@ -69,6 +69,13 @@ class OwnFaultServer:
         path.unlink()
         self.url = f"http://127.0.0.1:{self.port}"
 
+    def freeze(self) -> None:
+        """SIGSTOP: the process stops, its TCP connections stay up (the kernel still ACKs)."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
     def kill(self) -> None:
         """SIGKILL, as a crash: no connection is closed politely."""
         self.process.send_signal(signal.SIGKILL)
@@ -76,5 +83,6 @@ class OwnFaultServer:
 
     def stop(self) -> None:
         if self.process.poll() is None:
+            self.thaw()
             self.process.kill()
         self.process.wait(10)

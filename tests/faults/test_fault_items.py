@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
-from envgen_runtime import EnvConnectionError, ProtocolError, RetryPolicy, SessionLostError
+from envgen_runtime import (
+    EnvConnectionError,
+    EnvTimeoutError,
+    ProtocolError,
+    RetryPolicy,
+    SessionLostError,
+)
 
 from tests.runtime.clients import AsyncCounterEnv, CounterAction, CounterEnv
 
@@ -126,3 +133,39 @@ def test_server_restarted_mid_episode_is_noticed(transport: str, asynchronous: b
         first.stop()
         if second is not None:
             second.stop()
+
+
+@pytest.mark.parametrize("transport", ["http", "websocket"])
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_frozen_server_times_out_within_the_bound(transport: str, asynchronous: bool) -> None:
+    """Item 2 (and 1) as the issue measured it: a SIGSTOPped server, TCP still up. The
+    timeout raises within its bound; closing the dead connection adds nothing."""
+    server = OwnFaultServer()
+    url = f"{server.url}/ok/frozen"
+    options: dict[str, Any] = {"transport": transport, "request_timeout_s": 1.0}
+
+    async def scenario() -> float:
+        async with AsyncCounterEnv(url, **options) as env:
+            await env.reset()
+            await env.step(HI)
+            server.freeze()
+            started = time.monotonic()
+            with pytest.raises(EnvTimeoutError):
+                await env.step(HI)
+            return time.monotonic() - started
+
+    try:
+        if asynchronous:
+            elapsed = asyncio.run(scenario())
+        else:
+            with CounterEnv(url, **options) as env:
+                env.reset()
+                env.step(HI)
+                server.freeze()
+                started = time.monotonic()
+                with pytest.raises(EnvTimeoutError):
+                    env.step(HI)
+                elapsed = time.monotonic() - started
+        assert elapsed < 1.0 + 1.0, f"a 1 s timeout took {elapsed:.2f} s"
+    finally:
+        server.stop()
