@@ -1,7 +1,7 @@
 """Pools over real example servers: local processes, Docker containers and a Ray cluster.
 
-The Ray cluster (three nodes, every address on loopback) starts once per session and is
-shut down by its handle; the session then checks that none of its raylet or GCS processes,
+The Ray cluster (three nodes, every address on loopback) starts once, for the Ray module, and
+is shut down by its handle; the session then checks that none of its raylet or GCS processes,
 and no server a pool started, is still running.
 """
 
@@ -91,9 +91,14 @@ def _node_pids(node: Any) -> list[int]:
     return pids
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[RayCluster]:
-    """Three Ray nodes on 127.0.0.1 (each its own raylet), and this process connected."""
+    """Three Ray nodes on 127.0.0.1 (each its own raylet), and this process connected.
+
+    Started once: only test_pool_ray.py uses it, and module scope shuts the cluster down
+    when that module ends instead of leaving its idle raylets on the two cores for the rest
+    of the run.
+    """
     import ray
     from ray.cluster_utils import Cluster
 
