@@ -68,7 +68,7 @@ ROWS = [
     Row("crash", "http", EnvConnectionError, None),
     Row("closed", "http", EnvConnectionError, None),
     Row("extra", "http", None, None),
-    Row("big", "http", None, None, 4.0, timeout_s=5.0),
+    Row("big", "http", None, None, 6.0, timeout_s=5.0),
     Row("stateless", "http", ProtocolError, ProtocolError, recovers=False),
     # -------------------------------------------------------------- WebSocket
     Row("ok", "websocket", None, None),
@@ -85,8 +85,8 @@ ROWS = [
     Row("wrongtype", "websocket", ProtocolError, SessionLostError),
     Row("error", "websocket", ServerError, None),
     Row("extra", "websocket", None, None),
-    Row("huge", "websocket", ProtocolError, SessionLostError, 4.0, timeout_s=5.0),
-    Row("big", "websocket", None, None, 4.0, timeout_s=5.0),
+    Row("huge", "websocket", ProtocolError, SessionLostError, 6.0, timeout_s=5.0),
+    Row("big", "websocket", None, None, 6.0, timeout_s=5.0),
     Row("stateless", "websocket", None, None),  # per-connection environments are fine
 ]
 
