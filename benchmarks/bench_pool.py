@@ -12,8 +12,10 @@ For 16 and 64 envs, each variant steps all of its envs in lock-step rounds for a
   with ``asyncio.gather``;
 
 and a single ``EchoEnv`` stepping alone gives the per-step client CPU to beat. Reported:
-env-steps per second and client CPU per env-step (``time.process_time``, all threads of
-this process; the servers are other processes). Variants alternate in rounds; medians.
+env-steps per second, client CPU per env-step (``time.process_time``, all threads of this
+process) and the servers' CPU per env-step (their user + system time from ``/proc``), which
+says whether the servers or the client bound the throughput on this machine's cores.
+Variants alternate in rounds; medians.
 Also: the time to start 4 servers with Ray (``RayProvider``, on a local loopback Ray) and
 as local processes.
 
@@ -95,6 +97,24 @@ def _start_all(providers: list[Any]) -> float:
     return time.perf_counter() - began
 
 
+SERVER_PIDS: list[int] = []
+"""The shared servers' process ids, whose CPU time each measurement also reads."""
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def servers_cpu_s() -> float:
+    """CPU seconds the shared servers have used so far (user + system, from /proc)."""
+    total = 0
+    for pid in SERVER_PIDS:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / _TICKS
+
+
 @contextmanager
 def serving() -> Iterator[list[str]]:
     """The four shared servers' base URLs; all stopped afterwards."""
@@ -103,6 +123,7 @@ def serving() -> Iterator[list[str]]:
         for provider in providers:
             stack.callback(provider.stop)
         _start_all(providers)
+        SERVER_PIDS[:] = [provider.pid for provider in providers]
         yield [provider.base_url for provider in providers]
 
 
@@ -136,19 +157,28 @@ def _settle() -> None:
 # --------------------------------------------------------------------------- variants
 
 
-def _measure(rounds: Callable[[], int], seconds: float) -> tuple[int, float, float]:
+Sample = tuple[int, float, float, float]
+"""env-steps, wall seconds, client CPU seconds, servers' CPU seconds."""
+
+
+def _measure(rounds: Callable[[], int], seconds: float) -> Sample:
     """Call ``rounds`` (one lock-step round, returns env-steps) until ``seconds`` pass."""
     for _ in range(3):
         rounds()
-    cpu, wall = time.process_time(), time.perf_counter()
+    cpu, wall, server = time.process_time(), time.perf_counter(), servers_cpu_s()
     deadline = wall + seconds
     steps = 0
     while time.perf_counter() < deadline:
         steps += rounds()
-    return steps, time.perf_counter() - wall, time.process_time() - cpu
+    return (
+        steps,
+        time.perf_counter() - wall,
+        time.process_time() - cpu,
+        servers_cpu_s() - server,
+    )
 
 
-def run_single(url: str, seconds: float) -> tuple[int, float, float]:
+def run_single(url: str, seconds: float) -> Sample:
     from generated.echo_env import EchoAction, EchoEnv
 
     with EchoEnv(url) as env:
@@ -161,7 +191,7 @@ def run_single(url: str, seconds: float) -> tuple[int, float, float]:
         return _measure(one, seconds)
 
 
-def run_pool(urls: list[str], envs: int, seconds: float) -> tuple[int, float, float]:
+def run_pool(urls: list[str], envs: int, seconds: float) -> Sample:
     from generated.echo_env import EchoAction, EchoEnvPool
 
     actions = [EchoAction(message=MESSAGE)] * envs
@@ -179,7 +209,7 @@ def run_pool(urls: list[str], envs: int, seconds: float) -> tuple[int, float, fl
         return _measure(one, seconds)
 
 
-def run_threads(urls: list[str], envs: int, seconds: float) -> tuple[int, float, float]:
+def run_threads(urls: list[str], envs: int, seconds: float) -> Sample:
     """Independent clients, one thread each, stepping in lock-step rounds (as a trainer)."""
     from generated.echo_env import EchoAction, EchoEnv
 
@@ -199,11 +229,11 @@ def run_threads(urls: list[str], envs: int, seconds: float) -> tuple[int, float,
             client.close()
 
 
-def run_openenv(urls: list[str], envs: int, seconds: float) -> tuple[int, float, float]:
+def run_openenv(urls: list[str], envs: int, seconds: float) -> Sample:
     """openenv 0.10's async GenericEnvClient, one per env, rounds driven by asyncio.gather."""
     from openenv.core.generic_client import GenericEnvClient
 
-    async def main() -> tuple[int, float, float]:
+    async def main() -> Sample:
         clients = [GenericEnvClient(base_url=urls[i % len(urls)]) for i in range(envs)]
         try:
             await asyncio.gather(*(c.connect() for c in clients))
@@ -215,34 +245,41 @@ def run_openenv(urls: list[str], envs: int, seconds: float) -> tuple[int, float,
 
             for _ in range(3):
                 await one()
-            cpu, wall = time.process_time(), time.perf_counter()
+            cpu, wall, server = time.process_time(), time.perf_counter(), servers_cpu_s()
             deadline = wall + seconds
             steps = 0
             while time.perf_counter() < deadline:
                 steps += await one()
-            return steps, time.perf_counter() - wall, time.process_time() - cpu
+            return (
+                steps,
+                time.perf_counter() - wall,
+                time.process_time() - cpu,
+                servers_cpu_s() - server,
+            )
         finally:
             await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
 
     return asyncio.run(main())
 
 
-def _row(variant: str, envs: int, samples: list[tuple[int, float, float]]) -> dict[str, Any]:
-    rates = [steps / wall for steps, wall, _ in samples]
-    cpus = [cpu / max(steps, 1) * 1e6 for steps, _, cpu in samples]
+def _row(variant: str, envs: int, samples: list[Sample]) -> dict[str, Any]:
+    rates = [steps / wall for steps, wall, _, _ in samples]
+    cpus = [cpu / max(steps, 1) * 1e6 for steps, _, cpu, _ in samples]
+    server_cpus = [server / max(steps, 1) * 1e6 for steps, _, _, server in samples]
     return {
         "variant": variant,
         "envs": envs,
         "servers": SERVERS if variant != "single" else 1,
-        "steps": sum(steps for steps, _, _ in samples),
+        "steps": sum(steps for steps, _, _, _ in samples),
         "steps_per_s": round(statistics.median(rates), 1),
         "cpu_per_step_us": round(statistics.median(cpus), 1),
+        "server_cpu_per_step_us": round(statistics.median(server_cpus), 1),
     }
 
 
 def measure_stepping(urls: list[str], settings: Settings) -> list[dict[str, Any]]:
-    samples: dict[tuple[str, int], list[tuple[int, float, float]]] = {}
-    runners: dict[str, Callable[[int], tuple[int, float, float]]] = {
+    samples: dict[tuple[str, int], list[Sample]] = {}
+    runners: dict[str, Callable[[int], Sample]] = {
         "pool": lambda n: run_pool(urls, n, settings.seconds),
         "threads": lambda n: run_threads(urls, n, settings.seconds),
         "openenv": lambda n: run_openenv(urls, n, settings.seconds),
@@ -258,7 +295,8 @@ def measure_stepping(urls: list[str], settings: Settings) -> list[dict[str, Any]
     for row in rows:
         print(
             f"  {row['variant']:>8} {row['envs']:>3} envs: {row['steps_per_s']:>8.1f} "
-            f"env-steps/s, {row['cpu_per_step_us']:>7.1f} us client CPU/env-step",
+            f"env-steps/s, {row['cpu_per_step_us']:>7.1f} us client and "
+            f"{row['server_cpu_per_step_us']:>7.1f} us server CPU/env-step",
             flush=True,
         )
     return rows

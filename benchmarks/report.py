@@ -207,7 +207,8 @@ def pool_section(data: dict[str, Any]) -> list[str]:
         "`threads` = independent `EchoEnv` clients, one thread each; `openenv` = openenv's "
         "async `GenericEnvClient`, one per env, each round driven with `asyncio.gather`; "
         "`single` = one `EchoEnv` alone. Client CPU = `time.process_time()` of the client "
-        f"process per env-step; medians of {settings['rounds']} interleaved round(s).",
+        "process per env-step; servers' CPU = the servers' user + system time (`/proc`) per "
+        f"env-step; medians of {settings['rounds']} interleaved round(s).",
         "",
     ]
     lines += _table(
@@ -218,6 +219,7 @@ def pool_section(data: dict[str, Any]) -> list[str]:
             ("servers", "servers"),
             ("steps_per_s", "env-steps/s"),
             ("cpu_per_step_us", "client CPU/env-step (us)"),
+            ("server_cpu_per_step_us", "servers' CPU/env-step (us)"),
         ],
     )
     lines += [
