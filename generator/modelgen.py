@@ -28,7 +28,7 @@ _DATA = ("enum", "const", "default", "examples")
 
 def generate_models(env: EnvInput, header: str) -> str:
     """Return the source of `models.py` (not yet formatted) for `env`."""
-    defs = default_union_tags(_open_reader_objects(env))
+    defs = integral_defaults(default_union_tags(_open_reader_objects(env)))
     document = env.bundle.document(ROOT_NAME)
     document["$defs"] = defs
     source = _run_generator(document, env.manifest.model_type, header)
@@ -66,7 +66,7 @@ def generate_server_models(env: EnvInput, header: str) -> ServerModels:
     Made from the bundle as written: the server keeps its own objects closed or open exactly
     as the schemas say. Always pydantic models, whatever `model_type` the client uses.
     """
-    defs = default_union_tags(env.bundle.defs)
+    defs = integral_defaults(default_union_tags(env.bundle.defs))
     action = env.class_name("action")
     bases = {env.class_name(role): SERVER_BASES[role] for role in ("observation", "state")}
     for role in ("observation", "state"):
@@ -220,6 +220,23 @@ def default_union_tags(defs: dict[str, Any]) -> dict[str, Any]:
         for key in ("oneOf", "anyOf"):
             for member in node.get(key, []) if isinstance(node.get(key), list) else []:
                 _default_tag(_deref(defs, member), tag)
+    return defs
+
+
+def integral_defaults(defs: dict[str, Any]) -> dict[str, Any]:
+    """An integer field's default written `2.0` (the same JSON integer) becomes `2`.
+
+    JSON Schema counts 2.0 as an integer; Python's `x: int = 2.0` fails `mypy --strict`.
+    """
+    defs = copy.deepcopy(defs)
+    for node in _walk(defs):
+        declared = node.get("type")
+        types = declared if isinstance(declared, list) else [declared]
+        value = node.get("default")
+        if not (isinstance(value, float) and value.is_integer()):
+            continue
+        if "integer" in types and "number" not in types:
+            node["default"] = int(value)
     return defs
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from jsonschema import Draft202012Validator, validators
@@ -66,6 +67,7 @@ def _check_extensions(node: Any, display: str, path: list[str | int]) -> None:
         return
     if not isinstance(node, dict):
         return
+    _check_default_type(node, display, path)
     for key, value in node.items():
         here = [*path, key]
         if key in _DATA:
@@ -123,6 +125,53 @@ def check_role_root(doc: Any, display: str, role: str) -> None:
             pointer="",
             hint='add "type": "object"',
         )
+
+
+_JSON_TYPES: dict[str, Any] = {
+    "string": str,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+    "null": type(None),
+}
+
+
+def _check_default_type(node: dict[str, Any], display: str, path: list[str | int]) -> None:
+    """A default must be of a type the schema declares: it becomes a typed Python default.
+
+    `null` defaults are left to the generator (pydantic writes them for optional fields that
+    are not nullable); only the JSON type is checked, not bounds or formats.
+    """
+    if "default" not in node or node["default"] is None or "type" not in node:
+        return
+    declared = node["type"]
+    types = declared if isinstance(declared, list) else [declared]
+    value = node["default"]
+    if any(_has_type(value, t) for t in types if isinstance(t, str)):
+        return
+    raise SchemaError(
+        f"the default {_short_json(value)} is {_json_type(value)}, but the type is {declared!r}",
+        file=display,
+        pointer=json_pointer([*path, "default"]),
+        hint="make the default match the type (generated models would not type-check)",
+    )
+
+
+def _has_type(value: Any, kind: str) -> bool:
+    if kind == "integer":
+        return type(value) is int or (type(value) is float and value.is_integer())
+    if kind == "number":
+        return type(value) in (int, float)
+    expected = _JSON_TYPES.get(kind)
+    if expected is None:
+        return True  # not a JSON type: the meta-schema check reports it
+    return type(value) is expected
+
+
+def _short_json(value: Any) -> str:
+    """A short JSON rendering of a value for messages."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _json_type(value: Any) -> str:

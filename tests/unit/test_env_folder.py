@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,9 +61,15 @@ def test_new_and_generate_follow_the_umask(tmp_path: Path, umask: int) -> None:
     _assert_umask(tmp_path, "generated", umask)
 
 
-def test_import_and_forced_replace_follow_the_umask(tmp_path: Path, umask: int) -> None:
-    (tmp_path / "my_models.py").write_text(MODELS)
-    args = ["--root", str(tmp_path), "import", "my_models:Act", "my_models:Obs", "--name", "im_env"]
+def test_import_and_forced_replace_follow_the_umask(
+    tmp_path: Path, umask: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `import` puts the project root on sys.path for good: keep that to this test.
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))
+    module = f"umask_models_{oct(umask)[2:]}"
+    (tmp_path / f"{module}.py").write_text(MODELS)
+    args = ["--root", str(tmp_path), "import", f"{module}:Act", f"{module}:Obs", "--name", "im_env"]
     runner = CliRunner()
     result = runner.invoke(main, args)
     assert result.exit_code == 0, result.output

@@ -157,3 +157,16 @@ def test_union_members_default_their_tag_and_still_check_and_send_it(
     with pytest.raises(EnvValidationError):
         codec.decode({"card": 3})  # the wire still needs the tag
     assert codec.decode({"kind": "pass", "note": "x"}).note == "x"
+
+
+def test_integral_float_default_of_an_integer_field_is_an_int(tmp_path: Path) -> None:
+    obs = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "default": 2.0},
+            "f": {"type": "number", "default": 2.0},
+        },
+    }
+    source = _models(tmp_path, observation=obs)
+    assert "n: int = 2\n" in source
+    assert "f: float = 2.0\n" in source

@@ -147,3 +147,39 @@ def test_type_named_like_the_client_points_at_its_origin(tmp_path: Path) -> None
     result = _generate(tmp_path)
     assert result.exit_code == 2, result.output
     assert "schemas/my_env/state.schema.json at /$defs/MyEnv (JSON pointer)" in result.output
+
+
+@pytest.mark.parametrize(
+    ("prop", "pointer"),
+    [
+        ({"type": "integer", "default": "abc"}, "/properties/x/default"),
+        ({"type": "string", "default": 3}, "/properties/x/default"),
+        ({"type": ["string", "null"], "default": [1]}, "/properties/x/default"),
+        (
+            {"type": "array", "items": {"type": "integer", "default": True}},
+            "/properties/x/items/default",
+        ),
+    ],
+)
+def test_default_of_the_wrong_type_is_an_input_error(
+    tmp_path: Path, prop: dict[str, Any], pointer: str
+) -> None:
+    write_env(tmp_path, "my_env", observation={"type": "object", "properties": {"x": prop}})
+    result = _generate(tmp_path)
+    assert result.exit_code == 2, result.output
+    assert f"schemas/my_env/observation.schema.json at {pointer} (JSON pointer)" in result.output
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [
+        {"type": "integer", "default": None},  # optional but not nullable: the generator's job
+        {"type": "integer", "default": 2.0},
+        {"type": "number", "default": 1},
+        {"type": ["integer", "string"], "default": "a"},
+        {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+    ],
+)
+def test_defaults_of_a_declared_type_pass(tmp_path: Path, prop: dict[str, Any]) -> None:
+    write_env(tmp_path, "my_env", observation={"type": "object", "properties": {"x": prop}})
+    assert _generate(tmp_path).exit_code == 0
