@@ -49,8 +49,9 @@ WHEELS = "/work/wheels"
 DEV = "/opt/envgen-dev"  # runtime, generator and test tools (kept between runs)
 TRAINER = "/opt/envgen-trainer"  # only the wheels and their dependencies (made each run)
 STAMP = ".envgen-deps"
-# openenv 0.10 servers import gradio: ten starting at once on a busy 2-core machine are slow.
-SERVER_START_S = 180.0
+# openenv 0.10 servers import gradio: ten starting at once on a busy 2-core machine are slow
+# (one took over 180 s at a load average of 19).
+SERVER_START_S = 300.0
 
 
 def dev_requirements() -> list[str]:
