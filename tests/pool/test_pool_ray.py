@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -11,6 +13,7 @@ from envgen_runtime import ProviderError, RayProvider, SlotLostError
 
 from generated.echo_env import EchoEnv
 from generated.grid_env import GridEnv, GridEnvPool, MoveAction, TurnAction
+from tests.helpers import REPO
 from tests.pool.conftest import RayCluster, group_alive, pid_alive, remember, remember_group
 
 MOVES = [
@@ -123,3 +126,57 @@ def test_pool_on_ray_spreads_matches_single_clients_and_survives_a_removed_node(
     for actor, server in [*started, *live]:
         assert actor is not None and server is not None
         assert _wait_until(lambda a=actor, s=server: not pid_alive(a) and not group_alive(s))
+
+
+_DRIVER = """
+import os, sys, time
+sys.path.insert(0, {repo!r})
+from envgen_runtime import RayProvider
+from generated.echo_env import EchoEnv
+provider = RayProvider(EchoEnv.SPEC.server_command, transport="http", address={address!r})
+provider.start()
+print(provider.actor_pid, provider.server_pid, flush=True)
+if {hang!r}:
+    time.sleep(120)
+"""
+
+
+def test_servers_end_with_their_driver_at_exit_and_when_it_is_killed(
+    ray_cluster: RayCluster,
+) -> None:
+    # Two drivers at once (each its own Ray job): one exits normally (interpreter exit),
+    # the other is SIGKILLed (driver death); neither may leave its actor or server behind.
+    drivers = {
+        ending: subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _DRIVER.format(
+                    repo=str(REPO), address=ray_cluster.address, hang=ending == "killed"
+                ),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
+        for ending in ("exits", "killed")
+    }
+    try:
+        pids = {}
+        for ending, driver in drivers.items():
+            assert driver.stdout is not None
+            actor, server = (int(pid) for pid in driver.stdout.readline().split())
+            remember(actor, server)
+            remember_group(server)
+            pids[ending] = (actor, server)
+        assert group_alive(pids["killed"][1])
+        drivers["killed"].send_signal(signal.SIGKILL)
+        for ending, driver in drivers.items():
+            driver.wait(timeout=60)
+            actor, server = pids[ending]
+            assert _wait_until(lambda s=server: not group_alive(s), timeout_s=30), ending
+            assert _wait_until(lambda a=actor: not pid_alive(a), timeout_s=30), ending
+    finally:
+        for driver in drivers.values():
+            driver.kill()
+            driver.wait()
