@@ -6,7 +6,7 @@
 #   schemas/coding_env/action.schema.json
 #   schemas/coding_env/observation.schema.json
 #   schemas/coding_env/state.schema.json
-# Schema hash: sha256:7168f9eaa1156572cdb9f6c39e3dd1d92265b4c8357fbab92073e44561237339
+# Schema hash: sha256:21aa66b38c7a6a849494f9aa106319ff08c2ebddb70e8b5dc928a0f51831ce3b
 """Typed models for the coding_env environment (action, observation, state)."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 #   schemas/echo_env/action.schema.json
 #   schemas/echo_env/observation.schema.json
 #   schemas/echo_env/state.schema.json
-# Schema hash: sha256:a824aa0fd043d1cc6ff74f96de820189b11a5f2a319a9ce1bcfb8b72e90f4d4c
+# Schema hash: sha256:0d4178fa3691dde5ed897aff2aa755aa9b57acac16bf9f72aa69da5c07e9815b
 """Typed clients and pools for the echo_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -47,10 +47,10 @@ _SPEC = EnvSpec(
         "--protocol",
         "{transport}",
     ),
-    startup_timeout_s=60.0,
+    startup_timeout_s=180.0,
     docker_image="envgen/echo-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:a824aa0fd043d1cc6ff74f96de820189b11a5f2a319a9ce1bcfb8b72e90f4d4c",
+    schema_hash="sha256:0d4178fa3691dde5ed897aff2aa755aa9b57acac16bf9f72aa69da5c07e9815b",
     auth_token_env=None,
 )
 

@@ -5,7 +5,7 @@
 #   schemas/grid_env/action.schema.json
 #   schemas/grid_env/observation.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:98a44956540dedbfea02758f7b5e155f1bbd10c2110150b367e1db641a803bc1
+# Schema hash: sha256:ae0632092bcc38234857ce5dc522a1367105078b70d243e222aac38bd8d18320
 """Typed clients and pools for the grid_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -47,10 +47,10 @@ _SPEC = EnvSpec(
         "--protocol",
         "{transport}",
     ),
-    startup_timeout_s=60.0,
+    startup_timeout_s=180.0,
     docker_image="envgen/grid-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:98a44956540dedbfea02758f7b5e155f1bbd10c2110150b367e1db641a803bc1",
+    schema_hash="sha256:ae0632092bcc38234857ce5dc522a1367105078b70d243e222aac38bd8d18320",
     auth_token_env=None,
 )
 

@@ -5,7 +5,7 @@
 #   schemas/quiz_env/action.schema.json
 #   schemas/quiz_env/observation.schema.json
 #   schemas/quiz_env/state.schema.json
-# Schema hash: sha256:a5e50359008942674d038dbb5851e17b422a2adc525dc40c48853e9fef731c1d
+# Schema hash: sha256:97117ab31f5d820cd19e7f3256f7a970dfc7039b6404e7b7abf1c79b13a909a1
 """Typed clients and pools for the quiz_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -47,10 +47,10 @@ _SPEC = EnvSpec(
         "--protocol",
         "{transport}",
     ),
-    startup_timeout_s=60.0,
+    startup_timeout_s=180.0,
     docker_image="envgen/quiz-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:a5e50359008942674d038dbb5851e17b422a2adc525dc40c48853e9fef731c1d",
+    schema_hash="sha256:97117ab31f5d820cd19e7f3256f7a970dfc7039b6404e7b7abf1c79b13a909a1",
     auth_token_env=None,
 )
 

@@ -3,7 +3,9 @@
 What goes in: env.toml's `[docker] include` (paths relative to the project root), or by
 default the top-level package of the server module (`-m examples.echo_env.server` ->
 `examples/`) and the env's generated package. The CMD runs `serve.py` with the `[server]
-command`, so the image serves exactly what `from_local_process()` serves.
+command`, so the image serves exactly what `from_local_process()` serves. The envgen_runtime
+package (this host's copy) always goes in at the app's root: generated server modules import
+`envgen_runtime.server`, and the runtime is not on any registry the build can reach.
 """
 
 from __future__ import annotations
@@ -65,6 +67,17 @@ def included_files(layout: Layout, manifest: Manifest, env_toml: str) -> list[Pa
     return sorted(files)
 
 
+def runtime_files() -> list[tuple[Path, str]]:
+    """The envgen_runtime package's files and their paths in the app folder, sorted."""
+    import envgen_runtime
+
+    package = Path(envgen_runtime.__file__).resolve().parent
+    return sorted(
+        (path, f"envgen_runtime/{path.relative_to(package).as_posix()}")
+        for path in _files_under(package)
+    )
+
+
 def _files_under(path: Path) -> Iterator[Path]:
     if path.is_file():
         yield path
@@ -104,6 +117,7 @@ def build_env_image(
         raise ManifestError("no [docker] image to tag", file=env_toml, pointer="/docker/image")
     deps_key, deps_tag = deps
     files = included_files(layout, manifest, env_toml)
+    runtime = runtime_files()
     text = dockerfile(manifest, deps_tag)
     key = digest(
         FORMAT,
@@ -112,6 +126,7 @@ def build_env_image(
         text,
         SERVE.read_bytes(),
         *(f"{p.relative_to(layout.root)}\0".encode() + p.read_bytes() for p in files),
+        *(f"{dest}\0".encode() + p.read_bytes() for p, dest in runtime),
     )
     if not force and current_key(client, tag) == key:
         log(f"{tag}: up to date")
@@ -121,6 +136,10 @@ def build_env_image(
         context = Path(tmp)
         for path in files:
             dest = context / "app" / path.relative_to(layout.root)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, dest)
+        for path, name in runtime:
+            dest = context / "app" / name
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, dest)
         (context / "app" / ".envgen").mkdir(parents=True, exist_ok=True)

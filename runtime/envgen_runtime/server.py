@@ -82,6 +82,41 @@ def _omit_absent(model: BaseModel, data: Any) -> Any:
     return data
 
 
+def _tags_required(schema: dict[str, Any]) -> dict[str, Any]:
+    """Tags of tagged unions listed as required again, without their default.
+
+    Generated union members default their tag to its constant (`Move(direction=...)` needs
+    no `type=`), which makes pydantic leave the tag out of `required`. On the wire the tag is
+    required (the union cannot be told apart without it), as the env's schema says, so the
+    published schema says so too.
+    """
+    defs = schema.get("$defs", {})
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        stack.extend(v for k, v in node.items() if k not in ("const", "default", "enum"))
+        discriminator = node.get("discriminator")
+        tag = discriminator.get("propertyName") if isinstance(discriminator, dict) else None
+        if not isinstance(tag, str):
+            continue
+        members = node.get("oneOf", node.get("anyOf"))
+        for member in members if isinstance(members, list) else []:
+            ref = member.get("$ref", "") if isinstance(member, dict) else ""
+            target = defs.get(ref.rsplit("/", 1)[-1]) if ref.startswith("#/$defs/") else member
+            prop = target.get("properties", {}).get(tag) if isinstance(target, dict) else None
+            if isinstance(prop, dict) and "const" in prop and prop.get("default") == prop["const"]:
+                del prop["default"]
+                required = target.setdefault("required", [])
+                if tag not in required:
+                    required.insert(0, tag)
+    return schema
+
+
 class ServerModel(BaseModel):
     """Base of every nested model in a generated server module."""
 
@@ -90,6 +125,10 @@ class ServerModel(BaseModel):
     @model_serializer(mode="wrap")
     def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
         return _omit_absent(self, handler(self))
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return _tags_required(super().model_json_schema(*args, **kwargs))
 
 
 class ServerAction(Action):
@@ -101,6 +140,10 @@ class ServerAction(Action):
     def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
         return _omit_absent(self, handler(self))
 
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return _tags_required(super().model_json_schema(*args, **kwargs))
+
 
 class ServerObservation(Observation):
     """openenv's Observation (`done`, `reward`, `metadata`) with wire names kept."""
@@ -111,6 +154,10 @@ class ServerObservation(Observation):
     def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
         return _omit_absent(self, handler(self))
 
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return _tags_required(super().model_json_schema(*args, **kwargs))
+
 
 class ServerState(State):
     """openenv's State (`episode_id`, `step_count`, extra fields allowed) with wire names kept."""
@@ -120,6 +167,10 @@ class ServerState(State):
     @model_serializer(mode="wrap")
     def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
         return _omit_absent(self, handler(self))
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return _tags_required(super().model_json_schema(*args, **kwargs))
 
 
 class UnionAction(ServerAction):
@@ -142,7 +193,7 @@ class UnionAction(ServerAction):
         head = {"title": cls.__name__}
         if cls.__doc__:
             head["description"] = inspect.cleandoc(cls.__doc__)
-        return {**head, **schema}
+        return _tags_required({**head, **schema})
 
 
 _ADAPTERS: dict[type[UnionAction], TypeAdapter[Any]] = {}

@@ -63,9 +63,11 @@ def test_registry_dockerfile_layout_serves_an_episode(
     local = dockerfile.replace("FROM python:3.11-slim", f"FROM {deps}")
     local = "\n".join(line for line in local.splitlines() if not line.startswith("RUN pip"))
     assert local.count("FROM ") == 1 and "RUN " not in local
-    shutil.copytree(
-        REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    for folder in ("examples", "generated/echo_env", "runtime/envgen_runtime"):
+        shutil.copytree(
+            REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    shutil.copy2(REPO / "generated/__init__.py", tmp_path / "generated/__init__.py")
     (tmp_path / "generator" / "image").mkdir(parents=True)
     shutil.copy2(REPO / "generator/image/serve.py", tmp_path / "generator/image/serve.py")
     (tmp_path / "Dockerfile").write_text(local + "\n")

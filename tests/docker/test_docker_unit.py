@@ -36,7 +36,13 @@ from generated.echo_env import EchoEnv
 from generator.cli import main
 from generator.errors import ManifestError
 from generator.image.build import image_envs
-from generator.image.envimage import SERVE, default_include, dockerfile, included_files
+from generator.image.envimage import (
+    SERVE,
+    default_include,
+    dockerfile,
+    included_files,
+    runtime_files,
+)
 from generator.image.rootfs import shared_libraries
 from generator.loader import Layout
 from tests.helpers import REPO, write_env
@@ -410,6 +416,15 @@ def test_default_include_is_the_server_package_and_the_generated_client() -> Non
         "generated/__init__.py",
         "generated/echo_env",
     ]
+
+
+def test_the_runtime_package_goes_in_at_the_app_root() -> None:
+    """Generated server modules import envgen_runtime.server, which no registry serves."""
+    names = [name for _, name in runtime_files()]
+    assert "envgen_runtime/__init__.py" in names and "envgen_runtime/server.py" in names
+    assert "envgen_runtime/py.typed" in names
+    assert not any("__pycache__" in name for name in names)
+    assert names == sorted(names)
 
 
 def test_image_of_an_env_without_docker_image_is_an_input_error(tmp_path: Path) -> None:

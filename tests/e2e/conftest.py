@@ -17,7 +17,7 @@ from envgen_runtime import LocalProcessProvider
 from tests.helpers import REPO
 
 WEBSOCKET_ENVS = ["echo_env", "coding_env", "grid_env", "quiz_env", "reacher_env"]
-# openenv-core 0.1.x keeps one environment across HTTP requests: the stateful protocol.
+# envgen_runtime.server's HTTP app keeps one environment across requests: the stateful protocol.
 HTTP_ENVS = ["echo_env", "coding_env", "grid_env", "quiz_env", "reacher_env"]
 SERVED = [(env, "websocket") for env in WEBSOCKET_ENVS] + [(env, "http") for env in HTTP_ENVS]
 

@@ -12,8 +12,8 @@ from .serving import ENVS, PROTOCOLS, Fleet, start_all
 
 @pytest.fixture(scope="session")
 def fleet() -> Iterator[Fleet]:
-    """All ten servers; openenv's imports take seconds, so the start-ups overlap."""
-    servers = start_all(product(ENVS, PROTOCOLS), timeout_s=90)
+    """All ten servers (each imports openenv and gradio: seconds each); start-ups overlap."""
+    servers = start_all(product(ENVS, PROTOCOLS), timeout_s=240)
     try:
         yield servers
     finally:

@@ -74,7 +74,11 @@ def test_manifest(env: str) -> None:
         "--protocol",
         "http",
     ]
-    assert data["docker"] == {"image": f"envgen/{env.replace('_', '-')}:0.1.0", "port": 8000}
+    assert data["docker"] == {
+        "image": f"envgen/{env.replace('_', '-')}:0.1.0",
+        "port": 8000,
+        "requirements": ["openenv==0.10.0", "uvicorn>=0.30"],
+    }
 
 
 @pytest.mark.parametrize("path", SCHEMA_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -107,8 +107,7 @@ each_env = pytest.mark.parametrize("env", ENVS)
 
 
 def seed_for(env: str, protocol: str) -> int | None:
-    # openenv-core 0.1.1's reset takes no arguments: its episodes use the default seed.
-    return SEEDS[env] if protocol == "websocket" else None
+    return SEEDS[env]  # both protocols pass the seed to the environment
 
 
 # -- every env, both protocols ----------------------------------------------------------------
@@ -166,8 +165,9 @@ def test_invalid_action_is_refused_and_the_session_survives(
         with HttpSession(server, env) as http:
             http.reset()
             reply = http.http.post(server.base_url + "/step", json={"action": bad}, timeout=10)
-            # openenv-core 0.1.1 builds the action with `cls(**fields)`: a TypeError, a 500.
-            assert reply.status_code >= 400
+            assert reply.status_code == 422, reply.text  # validated like openenv's own /step
+            detail = reply.json()["detail"]  # pydantic's errors, as openenv sends them
+            assert detail and all({"type", "loc", "msg"} <= set(e) for e in detail)
             assert http.state()["step_count"] == 0
 
 
@@ -205,8 +205,11 @@ def _shape(schema: dict[str, Any], role: str) -> dict[str, Any]:
 
 
 @each_env
-def test_schema_endpoint_agrees_with_the_committed_schemas(fleet: Fleet, env: str) -> None:
-    server = fleet.get(env, "websocket")
+@both
+def test_schema_endpoint_agrees_with_the_committed_schemas(
+    fleet: Fleet, env: str, protocol: str
+) -> None:
+    server = fleet.get(env, protocol)
     served = requests.get(server.base_url + "/schema", timeout=TIMEOUT_S).json()
     for role in ("action", "observation", "state"):
         assert _shape(served[role], role) == _shape(load_schema(env, role), role), role
@@ -216,8 +219,9 @@ def test_schema_endpoint_agrees_with_the_committed_schemas(fleet: Fleet, env: st
 
 
 @each_env
-def test_metadata_endpoint_matches_the_manifest(fleet: Fleet, env: str) -> None:
-    server = fleet.get(env, "websocket")
+@both
+def test_metadata_endpoint_matches_the_manifest(fleet: Fleet, env: str, protocol: str) -> None:
+    server = fleet.get(env, protocol)
     meta = requests.get(server.base_url + "/metadata", timeout=TIMEOUT_S).json()
     toml = manifest(env)
     assert (meta["name"], meta["version"], meta["description"]) == (
@@ -259,17 +263,12 @@ def test_wire_names_keyword_and_non_identifier(fleet: Fleet, protocol: str) -> N
         assert conn.state()["history"][-1]["answered_by"] == "alice"
 
 
-def test_quiz_metadata_sits_inside_and_beside_the_observation_on_websocket(fleet: Fleet) -> None:
-    with _session(fleet, "quiz_env", "websocket") as ws:
-        reply = ws.reset(seed=1)
+@both
+def test_quiz_metadata_sits_inside_and_beside_the_observation(fleet: Fleet, protocol: str) -> None:
+    with _session(fleet, "quiz_env", protocol) as conn:
+        reply = conn.reset(seed=1)
     assert reply["metadata"] == reply["observation"]["metadata"]
     assert reply["metadata"]["question_number"] == 1
-
-
-def test_quiz_metadata_is_dropped_by_openenv_core(fleet: Fleet) -> None:
-    with _session(fleet, "quiz_env", "http") as http:
-        reply = http.reset()
-    assert "metadata" not in reply and "metadata" not in reply["observation"]
 
 
 @both
@@ -356,4 +355,4 @@ def _session(fleet: Fleet, env: str, protocol: str) -> Any:
 
 
 def _seed_args(protocol: str) -> dict[str, Any]:
-    return {"seed": 1} if protocol == "websocket" else {}
+    return {"seed": 1}

@@ -75,19 +75,15 @@ def check(env: str, role: str, instance: Any, where: str = "") -> None:
 def check_reply(env: str, protocol: str, reply: Any, where: str) -> None:
     """The envelope the protocol promises, then the observation against its schema."""
     assert isinstance(reply, dict), f"{where}: reply is not an object: {reply!r}"
-    if protocol == "http":
-        # openenv-core 0.1.1 pops reward/done out of the observation and drops metadata.
-        assert set(reply) == {"observation", "reward", "done"}, f"{where}: keys {sorted(reply)}"
-        assert "metadata" not in reply["observation"], f"{where}: metadata not dropped"
-    else:
-        assert (
-            {"observation", "reward", "done"}
-            <= set(reply)
-            <= {"observation", "reward", "done", "metadata"}
-        ), f"{where}: keys {sorted(reply)}"
-        # openenv 0.10 keeps metadata inside and copies it out when it is not empty.
-        inner = reply["observation"].get("metadata")
-        assert reply.get("metadata") == (inner or None), f"{where}: metadata placement"
+    # Both protocols reply in openenv 0.10's shape (envgen's stateful HTTP app reuses its
+    # serializer): metadata inside the observation, copied out when it is not empty.
+    assert (
+        {"observation", "reward", "done"}
+        <= set(reply)
+        <= {"observation", "reward", "done", "metadata"}
+    ), f"{where}: keys {sorted(reply)}"
+    inner = reply["observation"].get("metadata")
+    assert reply.get("metadata") == (inner or None), f"{where}: metadata placement"
     reward = reply["reward"]
     assert reward is None or (isinstance(reward, int | float) and not isinstance(reward, bool)), (
         f"{where}: reward {reward!r}"
@@ -155,7 +151,7 @@ class WsSession:
 
 
 class HttpSession:
-    """openenv-core 0.1.1's stateful HTTP protocol: one environment behind the server."""
+    """The stateful HTTP protocol (envgen_runtime.server's app): one environment per server."""
 
     def __init__(self, server: RunningServer, env: str) -> None:
         self.env = env
@@ -199,7 +195,7 @@ def session(server: RunningServer) -> WsSession | HttpSession:
 def play(
     server: RunningServer, policy: Policy, seed: int | None, max_steps: int = 60
 ) -> Transcript:
-    """Reset (with `seed` over WebSocket; openenv-core ignores it), then follow `policy`.
+    """Reset (with `seed` when given), then follow `policy`.
 
     Every action is checked against the action schema before it is sent, so the scripts
     themselves keep to the contract; every reply and state is checked on arrival.

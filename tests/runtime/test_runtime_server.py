@@ -95,6 +95,9 @@ def test_union_action_validates_to_the_tagged_member_and_publishes_the_union() -
     schema = StackAction.model_json_schema()
     assert schema["title"] == "StackAction" and schema["description"] == "Push or pop."
     assert schema["discriminator"]["propertyName"] == "kind"
+    push = schema["$defs"]["Push"]
+    assert "kind" in push["required"] and "default" not in push["properties"]["kind"]
+    assert Push().kind == "push"  # the constructor still fills the tag in
     with pytest.raises(ValueError):
         StackAction.model_validate({"kind": "push", "amount": 0})
 
