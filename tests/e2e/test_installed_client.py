@@ -29,7 +29,10 @@ from envgen_clients.echo_env import EchoAction, EchoEnv, RUNTIME_API
 import envgen_runtime
 
 for module in pkgutil.iter_modules(envgen_runtime.__path__, "envgen_runtime."):
-    importlib.import_module(module.name)  # every module, lazy paths included
+    try:
+        importlib.import_module(module.name)  # every module, lazy paths included
+    except envgen_runtime.MissingExtraError as exc:  # serving needs the server extra
+        assert (module.name, exc.extra) == ("envgen_runtime.server", "server"), exc
 
 with EchoEnv(sys.argv[1]) as env:
     first = env.reset(seed=7)

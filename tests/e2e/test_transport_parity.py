@@ -1,8 +1,9 @@
 """The same server behaviour gives the same StepResult over WebSocket and over HTTP.
 
-The example servers run one env logic behind two server generations: openenv 0.10 over
-WebSocket sends the observation's `metadata` (`{}` when empty), openenv-core 0.1 over HTTP
-strips it. Everything but `raw` (the reply as received) must come out equal.
+The example servers run one env logic behind two apps: openenv 0.10's over WebSocket and
+envgen_runtime.server's stateful one over HTTP, both sending the observation's `metadata`
+(`{}` when empty; an openenv-core 0.1 server that strips it is tests/runtime's legacy-http
+server). Everything but `raw` (the reply as received) must come out equal.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ EPISODES: dict[str, tuple[Any, list[Any]]] = {
 def _play(url: str, transport: str, env_name: str) -> list[Any]:
     client_cls, actions = EPISODES[env_name]
     with client_cls(url, transport=transport) as env:
-        # No seed: openenv-core 0.1 ignores the reset body, so both use the default one.
+        # No seed: both use the default one.
         results = [env.reset()]
         results += [env.step(action) for action in actions]
     return results
