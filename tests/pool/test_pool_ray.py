@@ -6,12 +6,12 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 
 import pytest
 from envgen_runtime import ProviderError, RayProvider, SlotLostError
 
-from generated.echo_env import EchoEnv
 from generated.grid_env import GridEnv, GridEnvPool, MoveAction, TurnAction
 from tests.helpers import REPO
 from tests.pool.conftest import RayCluster, group_alive, pid_alive, remember, remember_group
@@ -22,6 +22,9 @@ MOVES = [
     MoveAction(type="move", direction="south", steps=2),
 ]
 TURN = TurnAction(type="turn", rotation="left")
+# A server that is healthy at once (Python's http.server answers GET / with 200), for the
+# lifetime tests: an env server costs seconds of CPU to start.
+_HTTP_SERVER = ["{python}", "-m", "http.server", "{port}", "--bind", "{host}"]
 
 
 def _wait_until(check: Callable[[], bool], timeout_s: float = 15.0) -> bool:
@@ -56,14 +59,12 @@ def test_a_killed_actor_takes_its_server_with_it(ray_cluster: RayCluster) -> Non
     # its own runs, and the orphan guard must end the server.
     import ray
 
-    provider = RayProvider(
-        EchoEnv.SPEC.server_command, transport="http", address=ray_cluster.address
-    )
+    provider = RayProvider(_HTTP_SERVER, health_path="/", address=ray_cluster.address)
     with provider:
         _, server = _remember(provider)
         assert provider.base_url is not None and provider.base_url.startswith("http://127.0.0.1:")
-        with EchoEnv(provider.base_url, transport="http") as client:
-            assert client.reset().done is False
+        with urllib.request.urlopen(provider.base_url + "/", timeout=10) as reply:
+            assert reply.status == 200
         ray.kill(provider._actor, no_restart=True)
         assert _wait_until(lambda: not group_alive(server)), "server outlived its actor"
 
@@ -100,6 +101,7 @@ def test_pool_on_ray_spreads_matches_single_clients_and_survives_a_removed_node(
         lost_servers = {slot.server for slot in pool.slots if slot.node_id == victim.node_id}
         kept = set(range(6)) - lost
         ray_cluster.cluster.remove_node(victim)
+        ray_cluster.workers.remove(victim)
         seen_lost: set[int] = set()
         for _ in range(100):
             results = pool.step([TURN] * 6)
@@ -132,8 +134,8 @@ _DRIVER = """
 import os, sys, time
 sys.path.insert(0, {repo!r})
 from envgen_runtime import RayProvider
-from generated.echo_env import EchoEnv
-provider = RayProvider(EchoEnv.SPEC.server_command, transport="http", address={address!r})
+command = ["{{python}}", "-m", "http.server", "{{port}}", "--bind", "{{host}}"]
+provider = RayProvider(command, health_path="/", address={address!r})
 provider.start()
 print(provider.actor_pid, provider.server_pid, flush=True)
 if {hang!r}:
@@ -180,3 +182,40 @@ def test_servers_end_with_their_driver_at_exit_and_when_it_is_killed(
         for driver in drivers.values():
             driver.kill()
             driver.wait()
+
+
+def test_placement_strategies_and_placement_groups_are_passed_to_ray(
+    ray_cluster: RayCluster,
+) -> None:
+    from ray.util import placement_group, placement_group_table, remove_placement_group
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    target = ray_cluster.workers[-1].node_id
+    pinned = RayProvider(
+        _HTTP_SERVER,
+        health_path="/",
+        address=ray_cluster.address,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=target, soft=False),
+        num_cpus=0.5,
+    )
+    group = placement_group([{"CPU": 1}], strategy="STRICT_PACK")
+    try:
+        import ray
+
+        ray.get(group.ready(), timeout=60)
+        bundle_node = placement_group_table(group)["bundles_to_node_id"][0]
+        grouped = RayProvider(
+            _HTTP_SERVER,
+            health_path="/",
+            address=ray_cluster.address,
+            placement_group=group,
+            bundle_index=0,
+            num_cpus=1,
+        )
+        with pinned, grouped:
+            _remember(pinned)
+            _remember(grouped)
+            assert pinned.node_id == target
+            assert grouped.node_id == bundle_node
+    finally:
+        remove_placement_group(group)
