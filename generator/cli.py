@@ -38,7 +38,7 @@ from generator.loader import Layout
 from generator.output import InputErrors, build, check, write
 from generator.pull import BadURLError, server_url
 from generator.pull import pull as pull_schemas
-from generator.scaffold import new_env
+from generator.scaffold import ServerDirError, new_env, server_file
 from generator.verify.command import verify_command
 
 EXIT_CHECK_FAILED = 1
@@ -226,25 +226,43 @@ _CLASS_PREFIX = click.option(
     help="How the generated client talks to the server (env.toml `transport`).",
 )
 @_CLASS_PREFIX
+@click.option(
+    "--server-dir",
+    metavar="DIR",
+    help="Folder (inside the project, parts Python identifiers) for the server module. "
+    "Default: servers/NAME, served as `python -m servers.NAME.server`.",
+)
 @verbosity_options
 @click.pass_obj
-def new(obj: _Context, name: str, transport: str, class_prefix: str | None) -> None:
-    """Create schemas/NAME/ with a small example environment that generates cleanly.
+def new(
+    obj: _Context, name: str, transport: str, class_prefix: str | None, server_dir: str | None
+) -> None:
+    """Create schemas/NAME/ and a server module: an environment that runs with no edits.
 
-    Prints the folder created and the next step (nothing with --quiet; the files with
-    --verbose).
+    After `envgen generate NAME`, the client's from_local_process() plays episodes against
+    the server module, whose env logic is a small working example to edit. Prints what was
+    created and the next step (nothing with --quiet; every file with --verbose).
     """
     try:
-        target = new_env(obj.layout, name, transport=transport, class_prefix=class_prefix)
+        target = new_env(
+            obj.layout, name, transport=transport, class_prefix=class_prefix, server_dir=server_dir
+        )
     except EnvExistsError as exc:
         _fail(exc)
         return
+    except ServerDirError as exc:
+        raise click.BadParameter(str(exc), param_hint="--server-dir") from None
     except EnvgenError as exc:
         raise click.BadParameter(str(exc), param_hint="NAME") from None
-    say(f"created {obj.layout.display(target)}/")
+    module = server_file(obj.layout, name, server_dir)
+    say(f"created {obj.layout.display(target)}/ and {obj.layout.display(module)}")
     for path in sorted(target.iterdir()):
         detail(f"  {obj.layout.display(path)}")
-    say(f"next: edit its schemas, then run `envgen generate {name}`")
+    detail(f"  {obj.layout.display(module)}")
+    say(
+        f"next: run `envgen generate {name}`; then edit the schemas and the env logic in "
+        f"{obj.layout.display(module)}"
+    )
 
 
 @main.command(name="list")

@@ -31,6 +31,8 @@ class EnvFiles:
     extra_files: dict[str, str] | None = None  # more files to keep beside them
     server_command: tuple[str, ...] = ()
     class_prefix: str | None = None  # None: derived from the name (and left commented out)
+    docker_image: str | None = None  # None: a commented-out suggestion
+    startup_timeout_s: int = 60
 
     def manifest_text(self) -> str:
         other = "http" if self.transport == "websocket" else "websocket"
@@ -63,10 +65,12 @@ class EnvFiles:
             ]
         lines += [
             'health_path = "/health"',
-            "startup_timeout_s = 60",
+            f"startup_timeout_s = {self.startup_timeout_s}",
             "",
             "[docker]",
-            f"# image = {_toml_str(self.name.replace('_', '-') + ':' + self.version)}",
+            f"image = {_toml_str(self.docker_image)}"
+            if self.docker_image
+            else f"# image = {_toml_str(self.name.replace('_', '-') + ':' + self.version)}",
             "port = 8000",
             "",
         ]
