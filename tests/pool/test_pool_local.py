@@ -39,7 +39,7 @@ def _pids(pool: EnvPool[object, object, object]) -> list[int]:
 
 
 def test_pool_results_equal_single_clients_on_the_same_seeds() -> None:
-    # WebSocket sessions (stateful HTTP servers ignore reset seeds): four on one server.
+    # Four WebSocket sessions on one server, each seeded on its own.
     seeds = [7, 8, 9, 10]
     with GridEnvPool(4, sessions_per_server=4) as pool:
         assert len({slot.base_url for slot in pool.slots}) == 1
