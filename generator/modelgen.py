@@ -50,6 +50,11 @@ BASE_FIELDS = {
     "state": ("episode_id", "step_count"),
 }
 UNION_SUFFIX = "Union"
+OMIT_NONE = "x-envgen-omit-none"
+"""Marks an optional property that does not allow null (envgen_runtime.server.OMIT_NONE).
+
+Such a property becomes `x: T | None = None`, like a nullable one; the mark tells the server
+models to leave it out while it is None and to publish it without a null branch."""
 
 
 @dataclass(frozen=True)
@@ -82,14 +87,50 @@ def generate_server_models(env: EnvInput, header: str) -> ServerModels:
     else:
         bases[action] = SERVER_BASES["action"]
         _drop_base_fields(defs.get(action), BASE_FIELDS["action"])
+    for node in _walk(defs):
+        _mark_omit_none(node)
     document = env.bundle.document(ROOT_NAME)
     document["$defs"] = defs
-    options = {"base_class": f"{SERVER_MODULE}.ServerModel", "base_class_map": bases}
+    options = {
+        "base_class": f"{SERVER_MODULE}.ServerModel",
+        "base_class_map": bases,
+        "field_extra_keys": {OMIT_NONE},
+    }
     source = _run_generator(document, "pydantic", header, **options)
     source = fix_folded_names(fix_tuple_defaults(_cut_root(source)))
     expected = [union_alias or action, env.class_name("observation"), env.class_name("state")]
     _check_defines(source, expected)
     return ServerModels(source=source, union_alias=union_alias)
+
+
+def _mark_omit_none(node: dict[str, Any]) -> None:
+    """Mark the optional, default-less properties of an object schema that refuse null."""
+    props = node.get("properties")
+    if not isinstance(props, dict):
+        return
+    listed = node.get("required")
+    required: list[Any] = listed if isinstance(listed, list) else []
+    for name, prop in props.items():
+        optional = isinstance(prop, dict) and name not in required and "default" not in prop
+        if optional and not _allows_null(prop):
+            prop[OMIT_NONE] = True
+
+
+def _allows_null(prop: dict[str, Any]) -> bool:
+    kind = prop.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if "const" in prop and prop["const"] is None:
+        return True
+    if isinstance(prop.get("enum"), list) and None in prop["enum"]:
+        return True
+    for key in ("anyOf", "oneOf"):
+        branches = prop.get(key)
+        if isinstance(branches, list) and any(
+            isinstance(b, dict) and _allows_null(b) for b in branches
+        ):
+            return True
+    return False
 
 
 def _union_members(defs: dict[str, Any], name: str) -> list[str]:

@@ -83,11 +83,13 @@ class QuizAction(ServerAction):
     """
     Self-reported confidence from 0 to 1, or null.
     """
-    note: str | None = None
+    note: Annotated[str | None, Field(json_schema_extra={"x-envgen-omit-none": True})] = None
     """
     Free text kept in the history; may be left out.
     """
-    from_: Annotated[str | None, Field(alias="from")] = None
+    from_: Annotated[
+        str | None, Field(alias="from", json_schema_extra={"x-envgen-omit-none": True})
+    ] = None
     """
     Who answered; kept in the history. The wire name is a Python keyword.
     """
@@ -106,7 +108,7 @@ class QuizObservation(ServerObservation):
     """
     The hint, once requested for the current question; null otherwise. Always present.
     """
-    feedback: str | None = None
+    feedback: Annotated[str | None, Field(json_schema_extra={"x-envgen-omit-none": True})] = None
     """
     How the last answer went; absent after reset.
     """

@@ -85,14 +85,20 @@ def load_env_side(layout: Layout, name: str, label: str) -> Side:
     )
 
 
-def load_role_side(path: Path, role: Role, label: str, cwd: Path) -> Side:
-    """One schema file for `--role`: its refs resolved relative to its own folder."""
+def load_role_side(
+    path: Path, role: Role, label: str, cwd: Path, schemas_root: Path | None = None
+) -> Side:
+    """One schema file for `--role`: its refs resolved relative to its own folder.
+
+    Refs may reach anywhere under `schemas_root` (default: the file's own folder), as a
+    committed env's refs reach `schemas/_shared/`.
+    """
     if not path.is_file():
         raise RoleFileError("file not found", file=label)
     display = label
     check_role_root(read_json(path, display), display, role)
     name = _ROLE_CLASS[role]
-    bundler = Bundler(path.parent, cwd)
+    bundler = Bundler(schemas_root or path.parent, cwd)
     bundle = bundler.bundle({r: path for r in ROLES}, {r: name for r in ROLES})
     owners = _owners(bundler, bundle)
     owners[name] = (display, "")

@@ -110,9 +110,9 @@ def verify_command(
             except BadURLError as exc:
                 raise click.BadParameter(exc.message, param_hint="--url") from None
         elif local:
-            target = Target.local(layout, schemas.env.manifest)
+            target = Target.local(layout, schemas.env.manifest, transport)
         else:
-            target = Target.docker(schemas.env.manifest)
+            target = Target.docker(schemas.env.manifest, transport)
     except EnvgenError as exc:
         click.secho(f"error: {exc}", fg="red", err=True)
         sys.exit(EXIT_INPUT)

@@ -53,7 +53,7 @@ def check_drift(layout: Layout, schemas: CommittedSchemas, url: str, report: Ver
             served_path = Path(tmp) / f"{role}.schema.json"
             served_path.write_text(json.dumps(server[role]), encoding="utf-8")
             committed = load_role_side(
-                committed_path, role, layout.display(committed_path), layout.root
+                committed_path, role, layout.display(committed_path), layout.root, layout.schemas
             )
             served = load_role_side(served_path, role, f"{origin}#/{role}", Path(tmp))
             for change in compare_sides(committed, served, policy, roles=(role,), code=False):

@@ -30,7 +30,8 @@ class Target:
         return cls(url.rstrip("/"), None)
 
     @classmethod
-    def local(cls, layout: Layout, manifest: Manifest) -> Target:
+    def local(cls, layout: Layout, manifest: Manifest, transport: str | None = None) -> Target:
+        """Serve with env.toml's command, its `{transport}` the one verify will speak."""
         if not manifest.server_command:
             raise TargetError(
                 f"{manifest.name} has no [server] command in env.toml",
@@ -41,12 +42,13 @@ class Target:
             health_path=manifest.health_path,
             startup_timeout_s=manifest.startup_timeout_s,
             cwd=layout.root,
-            transport=manifest.transport,
+            transport=transport or manifest.transport,
         )
         return cls._started(provider)
 
     @classmethod
-    def docker(cls, manifest: Manifest) -> Target:
+    def docker(cls, manifest: Manifest, transport: str | None = None) -> Target:
+        """Run the env's image, serving the protocol verify will speak (ENVGEN_PROTOCOL)."""
         if not manifest.docker_image:
             raise TargetError(
                 f"{manifest.name} has no [docker] image in env.toml",
@@ -58,6 +60,7 @@ class Target:
             health_path=manifest.health_path,
             startup_timeout_s=manifest.startup_timeout_s,
             env_name=manifest.name,
+            environment={"ENVGEN_PROTOCOL": transport or manifest.transport},
         )
         return cls._started(provider)
 

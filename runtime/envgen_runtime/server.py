@@ -66,20 +66,66 @@ DEFAULT_MAX_CONCURRENT_ENVS = 16
 _WIRE_CONFIG = ConfigDict(validate_by_name=True, serialize_by_alias=True)
 
 
-def _omit_absent(model: BaseModel, data: Any) -> Any:
-    """Leave out fields that default to None and are None: optional, not sent as null.
+OMIT_NONE = "x-envgen-omit-none"
+"""The mark generated server models put on an optional property whose schema refuses null."""
 
-    A schema property that is not required may still not allow null; such a field becomes
-    `x: T | None = None` and must be left out of the reply while it is None. A field that
-    defaults to None is never required, so leaving it out is always what the schema allows.
+
+def _marked(info: Any) -> bool:
+    extra = info.json_schema_extra
+    return isinstance(extra, dict) and extra.get(OMIT_NONE) is True
+
+
+def _omit_absent(model: BaseModel, data: Any) -> Any:
+    """Leave out marked fields while they are None: optional on the wire, never null.
+
+    A schema property that is not required may still refuse null; the generated field is
+    `x: T | None = None` all the same, marked with OMIT_NONE, and is left out of the reply
+    while it is None. Unmarked fields (nullable ones) are sent as null.
     """
     if not isinstance(data, dict):
         return data
     for name, info in type(model).model_fields.items():
-        if info.default is None and info.default_factory is None and getattr(model, name) is None:
+        if _marked(info) and getattr(model, name) is None:
             key = info.serialization_alias or info.alias or name
             data.pop(key if key in data else name, None)
     return data
+
+
+def _published(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema as the env's own says: union tags required, marked fields not nullable."""
+    for node in _nodes(schema):
+        props = node.get("properties")
+        for prop in props.values() if isinstance(props, dict) else []:
+            if isinstance(prop, dict) and prop.pop(OMIT_NONE, None) is True:
+                _drop_null(prop)
+    return _tags_required(schema)
+
+
+def _drop_null(prop: dict[str, Any]) -> None:
+    branches = prop.get("anyOf")
+    if isinstance(branches, list):
+        kept = [b for b in branches if b != {"type": "null"}]
+        if len(kept) == 1 and isinstance(kept[0], dict):
+            del prop["anyOf"]
+            prop.update({k: v for k, v in kept[0].items() if k not in prop})
+        else:
+            prop["anyOf"] = kept
+    if "default" in prop and prop["default"] is None:
+        del prop["default"]
+
+
+def _nodes(schema: Any) -> list[dict[str, Any]]:
+    """Every object in a JSON schema, data keywords skipped."""
+    found: list[dict[str, Any]] = []
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            found.append(node)
+            stack.extend(v for k, v in node.items() if k not in ("const", "default", "enum"))
+    return found
 
 
 def _tags_required(schema: dict[str, Any]) -> dict[str, Any]:
@@ -128,7 +174,7 @@ class ServerModel(BaseModel):
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return _tags_required(super().model_json_schema(*args, **kwargs))
+        return _published(super().model_json_schema(*args, **kwargs))
 
 
 class ServerAction(Action):
@@ -142,7 +188,7 @@ class ServerAction(Action):
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return _tags_required(super().model_json_schema(*args, **kwargs))
+        return _published(super().model_json_schema(*args, **kwargs))
 
 
 class ServerObservation(Observation):
@@ -156,7 +202,7 @@ class ServerObservation(Observation):
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return _tags_required(super().model_json_schema(*args, **kwargs))
+        return _published(super().model_json_schema(*args, **kwargs))
 
 
 class ServerState(State):
@@ -170,7 +216,7 @@ class ServerState(State):
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return _tags_required(super().model_json_schema(*args, **kwargs))
+        return _published(super().model_json_schema(*args, **kwargs))
 
 
 class UnionAction(ServerAction):
@@ -193,7 +239,7 @@ class UnionAction(ServerAction):
         head = {"title": cls.__name__}
         if cls.__doc__:
             head["description"] = inspect.cleandoc(cls.__doc__)
-        return _tags_required({**head, **schema})
+        return _published({**head, **schema})
 
 
 _ADAPTERS: dict[type[UnionAction], TypeAdapter[Any]] = {}

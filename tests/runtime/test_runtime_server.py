@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 from envgen_runtime.server import (
+    OMIT_NONE,
     ServerAction,
     ServerModel,
     ServerObservation,
@@ -45,7 +46,9 @@ class StackObservation(ServerObservation):
     depth: int
     class_: Annotated[str, Field(alias="class")]
     cell: Cell
-    note: str | None = None  # optional, not nullable: left out while None
+    # optional, not nullable (marked): left out while None, published without null
+    note: Annotated[str | None, Field(json_schema_extra={OMIT_NONE: True})] = None
+    hint: str | None = None  # optional and nullable: sent as null
 
 
 class StackState(ServerState):
@@ -106,7 +109,13 @@ def test_http_app_keeps_one_environment_across_requests() -> None:
     client = TestClient(http_app(*MODELS, name="stack_env", description="d", version="1.2.3"))
     first = client.post("/reset", json={"seed": 1, "episode_id": "ep-1"}).json()
     assert first == {
-        "observation": {"depth": 1, "class": "flat", "cell": {"row": 0}, "metadata": {}},
+        "observation": {
+            "depth": 1,
+            "class": "flat",
+            "cell": {"row": 0},
+            "hint": None,
+            "metadata": {},
+        },
         "reward": None,
         "done": False,
     }
@@ -116,13 +125,16 @@ def test_http_app_keeps_one_environment_across_requests() -> None:
     state = client.get("/state").json()
     assert state == {"episode_id": "ep-1", "step_count": 1, "depth": 2}
     assert client.post("/reset").json()["observation"]["depth"] == 0  # no body: defaults
-    assert "episode_id" not in client.get("/state").json()  # None by default: left out
+    assert client.get("/state").json()["episode_id"] is None  # openenv's nullable field
     assert client.get("/health").json() == {"status": "healthy"}
     meta = client.get("/metadata").json()
     assert (meta["name"], meta["description"], meta["version"]) == ("stack_env", "d", "1.2.3")
     schema = client.get("/schema").json()
     assert set(schema) == {"action", "observation", "reset_observation", "state"}
-    assert "class" in schema["observation"]["properties"]
+    props = schema["observation"]["properties"]
+    assert "class" in props
+    assert props["note"] == {"title": "Note", "type": "string"}  # no null, no mark
+    assert {"type": "null"} in props["hint"]["anyOf"]
 
 
 def test_http_app_invalid_action_is_a_422_with_pydantic_detail_and_env_errors_a_500() -> None:

@@ -29,7 +29,7 @@ class DataclassAction(ServerAction):
         extra="forbid",
     )
     torques: Annotated[list[Torque], Field(max_length=2, min_length=2)]
-    note: str | None = None
+    note: Annotated[str | None, Field(json_schema_extra={"x-envgen-omit-none": True})] = None
 
 
 Angle = TypeAliasType("Angle", Annotated[float, Field(ge=-3.15, le=3.15)])

@@ -33,21 +33,39 @@ class EvilAction(ServerAction):
     """
     '''\"\"\"\\
     """
-    my_field: Annotated[int | None, Field(alias="my-field", title="x\n\nimport os")] = None
-    import_: Annotated[Literal['a"b', "c'd", "\\"] | None, Field(alias="import")] = None
-    e_: Annotated[bool | None, Field(alias="é")] = None
+    my_field: Annotated[
+        int | None,
+        Field(
+            alias="my-field", json_schema_extra={"x-envgen-omit-none": True}, title="x\n\nimport os"
+        ),
+    ] = None
+    import_: Annotated[
+        Literal['a"b', "c'd", "\\"] | None,
+        Field(alias="import", json_schema_extra={"x-envgen-omit-none": True}),
+    ] = None
+    e_: Annotated[bool | None, Field(alias="é", json_schema_extra={"x-envgen-omit-none": True})] = (
+        None
+    )
     """
     decomposed e-acute
     """
-    é: bool | None = None
+    é: Annotated[bool | None, Field(json_schema_extra={"x-envgen-omit-none": True})] = None
     """
     precomposed e-acute
     """
-    field_1abc: Annotated[str | None, Field(alias="1abc")] = None
-    field__init__: Annotated[str | None, Field(alias="__init__")] = None
-    model_config_: Annotated[str | None, Field(alias="model_config")] = None
-    self: int | None = None
-    field___: Annotated[str | None, Field(alias="*/\n")] = None
+    field_1abc: Annotated[
+        str | None, Field(alias="1abc", json_schema_extra={"x-envgen-omit-none": True})
+    ] = None
+    field__init__: Annotated[
+        str | None, Field(alias="__init__", json_schema_extra={"x-envgen-omit-none": True})
+    ] = None
+    model_config_: Annotated[
+        str | None, Field(alias="model_config", json_schema_extra={"x-envgen-omit-none": True})
+    ] = None
+    self: Annotated[int | None, Field(json_schema_extra={"x-envgen-omit-none": True})] = None
+    field___: Annotated[
+        str | None, Field(alias="*/\n", json_schema_extra={"x-envgen-omit-none": True})
+    ] = None
     """
     </code> | <script>alert(1)</script> --> <!--
     """
@@ -64,11 +82,15 @@ class EvilObservation(ServerObservation):
     """
     | a | b |
     """
-    from_: Annotated[str | None, Field(alias="from")] = None
+    from_: Annotated[
+        str | None, Field(alias="from", json_schema_extra={"x-envgen-omit-none": True})
+    ] = None
     """
     a keyword wire name
     """
-    time_left: Annotated[float | None, Field(alias="time-left")] = None
+    time_left: Annotated[
+        float | None, Field(alias="time-left", json_schema_extra={"x-envgen-omit-none": True})
+    ] = None
     """
     not an identifier
     """
@@ -79,12 +101,12 @@ class Node(ServerModel):
     A recursive tree.
     """
 
-    kids: list[Node] | None = None
-    label: str | None = None
+    kids: Annotated[list[Node] | None, Field(json_schema_extra={"x-envgen-omit-none": True})] = None
+    label: Annotated[str | None, Field(json_schema_extra={"x-envgen-omit-none": True})] = None
 
 
 class EvilState(ServerState):
-    tree: Node | None = None
+    tree: Annotated[Node | None, Field(json_schema_extra={"x-envgen-omit-none": True})] = None
 
 
 Node.model_rebuild()

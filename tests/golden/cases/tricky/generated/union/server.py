@@ -72,8 +72,13 @@ class GridObservation(ServerObservation):
     position: Point
     facing: Literal["north", "east", "south", "west"] = "north"
     message: str | None
-    scores: dict[str, ScoresAdditionalProperty] | None = None
-    pair: Annotated[list[int | str] | None, Field(max_length=2)] = None
+    scores: Annotated[
+        dict[str, ScoresAdditionalProperty] | None,
+        Field(json_schema_extra={"x-envgen-omit-none": True}),
+    ] = None
+    pair: Annotated[
+        list[int | str] | None, Field(json_schema_extra={"x-envgen-omit-none": True}, max_length=2)
+    ] = None
 
 
 class GridState(ServerState):
@@ -86,7 +91,7 @@ class Pick(ServerAction):
     )
     type: Literal["pick"] = "pick"
     cells: Annotated[list[Cell], Field(min_length=1)]
-    at: Point | None = None
+    at: Annotated[Point | None, Field(json_schema_extra={"x-envgen-omit-none": True})] = None
 
 
 GridActionUnion = TypeAliasType(
