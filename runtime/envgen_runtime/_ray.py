@@ -29,6 +29,38 @@ __all__ = ["RayProvider"]
 _STOP_TIMEOUT_S = 15.0
 _remote_class: Any = None
 _remote_lock = threading.Lock()
+_init_lock = threading.Lock()
+"""Providers start in parallel threads (a pool's servers): one of them may call ray.init."""
+
+
+def _init_in_lasting_thread(ray: Any, address: str | None, options: dict[str, Any]) -> None:
+    """``ray.init`` from a thread that lives as long as the interpreter.
+
+    Ray starts its local processes (GCS, raylet) with a parent-death signal, which Linux
+    sends when the *thread* that started them ends: ``ray.init`` from a worker thread (a
+    pool starts its servers in threads) would see its cluster killed when that thread
+    finished. The main thread lasts; otherwise a daemon thread does the init and stays.
+    """
+    if threading.current_thread() is threading.main_thread():
+        ray.init(address=address, **options)
+        return
+    done = threading.Event()
+    failure: list[BaseException] = []
+
+    def init_and_stay() -> None:
+        try:
+            ray.init(address=address, **options)
+        except BaseException as exc:
+            failure.append(exc)
+            done.set()
+            return
+        done.set()
+        threading.Event().wait()  # keep Ray's processes' parent thread alive
+
+    threading.Thread(target=init_and_stay, name="envgen-ray-init", daemon=True).start()
+    done.wait()
+    if failure:
+        raise failure[0]
 
 
 class _ServerHost:
@@ -174,12 +206,13 @@ class RayProvider(ProviderContext):
 
     def _ensure_ray(self) -> Any:
         ray = require("ray", "RayProvider")
-        if not ray.is_initialized():
-            options: dict[str, Any] = {"log_to_driver": False, **self._init_options}
-            if self._address is None:
-                options.setdefault("_node_ip_address", "127.0.0.1")
-                options.setdefault("include_dashboard", False)
-            ray.init(address=self._address, **options)
+        with _init_lock:
+            if not ray.is_initialized():
+                options: dict[str, Any] = {"log_to_driver": False, **self._init_options}
+                if self._address is None:
+                    options.setdefault("_node_ip_address", "127.0.0.1")
+                    options.setdefault("include_dashboard", False)
+                _init_in_lasting_thread(ray, self._address, options)
         return ray
 
     def _options(self) -> dict[str, Any]:
