@@ -159,7 +159,9 @@ def test_real_server_that_cannot_import_its_module(
     example_images: dict[str, str], session_containers: Any
 ) -> None:
     with pytest.raises(ProviderError) as caught:
-        EchoEnv.from_docker_image(environment={"ENVGEN_SERVER_MODULE": "examples.nope.server"})
+        # The image's own entry point, serving a module that does not exist.
+        command = ["python", "/app/.envgen/serve.py", "{python}", "-m", "examples.nope.server"]
+        EchoEnv.from_docker_image(command=command)
     assert caught.value.exit_code == 1
     assert "No module named 'examples.nope'" in str(caught.value)
     assert session_containers() == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -220,46 +219,3 @@ def test_placement_strategies_and_placement_groups_are_passed_to_ray(
             assert grouped.node_id == bundle_node
     finally:
         remove_placement_group(group)
-
-
-_LOCAL_RAY = """
-import json, sys, threading
-from envgen_runtime import RayProvider
-command = ["{python}", "-m", "http.server", "{port}", "--bind", "{host}"]
-providers = [RayProvider(command, health_path="/", startup_timeout_s=120) for _ in range(3)]
-errors = []
-def start(provider):
-    try:
-        provider.start()
-    except BaseException as exc:
-        errors.append(repr(exc))
-threads = [threading.Thread(target=start, args=(p,)) for p in providers]
-for thread in threads:
-    thread.start()
-for thread in threads:
-    thread.join()
-import ray
-node = ray._private.worker._global_node
-pids = [i.process.pid for infos in node.all_processes.values() for i in infos if i.process]
-addresses = sorted({n["NodeManagerAddress"] for n in ray.nodes()})
-print(json.dumps({"errors": errors, "urls": [p.base_url for p in providers], "pids": pids,
-                  "addresses": addresses, "servers": [p.server_pid for p in providers]}))
-for provider in providers:
-    provider.stop()
-"""
-
-
-def test_providers_started_at_once_without_a_cluster_share_one_local_ray() -> None:
-    # What EnvPool(provider="ray") does with no Ray running: its servers start in parallel
-    # threads, and only one of them may start the local Ray (on loopback) for all.
-    proc = subprocess.run(
-        [sys.executable, "-c", _LOCAL_RAY], capture_output=True, text=True, timeout=300, cwd=REPO
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
-    remember(*report["pids"], *report["servers"])
-    assert report["errors"] == []
-    assert all(url and url.startswith("http://127.0.0.1:") for url in report["urls"])
-    assert report["addresses"] == ["127.0.0.1"]
-    assert proc.stderr.count("Started a local Ray instance") == 1
-    assert _wait_until(lambda: not any(pid_alive(pid) for pid in report["pids"]), timeout_s=30)
