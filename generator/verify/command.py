@@ -19,9 +19,6 @@ from generator.errors import EnvgenError
 from generator.loader import Layout
 from generator.pull import BadURLError, server_url
 from generator.verify.formats import FORMATS, render_github, render_json, render_text
-from generator.verify.runner import VerifyOptions, verify
-from generator.verify.schemas import CommittedSchemas
-from generator.verify.target import Target
 
 EXIT_VIOLATIONS = 1
 EXIT_INPUT = 2
@@ -90,6 +87,12 @@ def verify_command(
     and protocol invariant (fuzzing, failures shrunk to the shortest reproduction), and sends
     actions that break the schema, which must be refused without harm (negative cases).
     """
+    # Imported here: hypothesis (the fuzzing) costs a fifth of a second that every other
+    # envgen command would otherwise pay at start-up.
+    from generator.verify.runner import VerifyOptions, verify
+    from generator.verify.schemas import CommittedSchemas
+    from generator.verify.target import Target
+
     chosen = [name for name, on in (("--url", url), ("--local", local), ("--docker", docker)) if on]
     if len(chosen) != 1:
         raise click.UsageError("give exactly one of --url URL, --local or --docker")
