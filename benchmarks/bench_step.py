@@ -260,7 +260,15 @@ class RawHttpStepper(Stepper):
         self._post("/reset", {})
 
     def _post(self, path: str, body: dict[str, Any]) -> Any:
-        self._conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+        data = json.dumps(body)
+        headers = {"Content-Type": "application/json"}
+        try:
+            self._conn.request("POST", path, data, headers)
+        except (BrokenPipeError, ConnectionResetError):
+            # uvicorn closes a connection idle for 5 s (rounds are interleaved): open a new
+            # one, as any keep-alive client (the generated one included) does.
+            self._conn.close()
+            self._conn.request("POST", path, data, headers)
         response = self._conn.getresponse()
         data = response.read()
         if response.status != 200:
