@@ -23,14 +23,16 @@ def run_code(code: str, timeout_s: float, hash_seed: int) -> dict[str, Any]:
         "PYTHONIOENCODING": "utf-8",
     }
     try:
+        # The program goes in on stdin, not argv: an argument cannot hold a NUL byte
+        # (ValueError in the server), while Python reports one in a program as an error.
         done = subprocess.run(
-            [sys.executable, "-c", code],
+            [sys.executable, "-"],
+            input=code,
             capture_output=True,
             text=True,
             errors="replace",
             timeout=timeout_s,
             env=env,
-            stdin=subprocess.DEVNULL,
             check=False,
         )
     except subprocess.TimeoutExpired as exc:

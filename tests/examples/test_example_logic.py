@@ -102,3 +102,17 @@ def test_coding_checks_its_timeout_bounds() -> None:
     with pytest.raises(EpisodeError):
         logic.step({"code": "1", "timeout_s": 31})
     assert logic.state()["last_exit_code"] is None
+
+
+@pytest.mark.parametrize("code", ["\x00", "print(1)\x00", "import sys; print(sys.stdin.read())"])
+def test_coding_env_reports_any_program_as_a_result_never_a_server_error(code: str) -> None:
+    # Found by `envgen verify coding_env --local`: a NUL byte in the code made the server
+    # answer 500 (it was passed as an argv item, which cannot hold one).
+    from examples.coding_env.logic import run_code
+
+    result = run_code(code, timeout_s=10, hash_seed=0)
+    assert result["timed_out"] is False
+    if "\x00" in code:
+        assert result["exit_code"] != 0 and "null" in result["stderr"].lower()
+    else:
+        assert result["exit_code"] == 0 and result["stdout"] == "\n"  # stdin is empty
