@@ -14,7 +14,7 @@ import weakref
 from typing import Any, Generic, TypeVar, overload
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, RootModel, TypeAdapter
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticSerializationError
 
@@ -35,7 +35,7 @@ class EnvModel(BaseModel):
     ``extra="forbid"`` so typos fail before anything is sent.
     """
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
 
 def _wire_key(name: str, info: FieldInfo) -> str:
@@ -83,8 +83,10 @@ def _prune_unset_none(value: Any, dumped: Any) -> None:
     """
     if type(dumped) in _LEAVES:
         return  # nothing below a scalar to prune
-    if isinstance(value, RootModel):
-        _prune_unset_none(value.root, dumped)
+    if isinstance(value, BaseModel) and value.__pydantic_root_model__:
+        # Not ``isinstance(value, RootModel)``: importing RootModel builds its validator and
+        # loads pydantic's plugin machinery, a fifth of this package's import time.
+        _prune_unset_none(getattr(value, "root", None), dumped)
     elif isinstance(value, BaseModel):
         if not isinstance(dumped, dict):
             return

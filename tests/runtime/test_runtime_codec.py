@@ -112,6 +112,25 @@ def test_encode_nested_models_and_lists() -> None:
     }
 
 
+def test_encode_root_model_prunes_inside_its_root() -> None:
+    # The runtime tells a RootModel apart without importing pydantic.RootModel (import cost).
+    wrapped = pydantic.RootModel[Point]
+    codec: ModelCodec[Any] = ModelCodec(wrapped, "action")
+    assert codec.encode(wrapped(Point(x=1))) == {"x": 1, "label": "p"}
+    assert codec.encode(wrapped(Point(x=2, y=None))) == {"x": 2, "y": None, "label": "p"}
+
+
+def test_env_models_build_their_validators_on_first_use() -> None:
+    # Generated models are many; building each validator at import time made importing a
+    # generated client slow, so EnvModel defers it until a model is first used.
+    class Late(EnvModel):
+        n: int
+
+    assert not Late.__pydantic_complete__
+    assert Late(n=1).n == 1
+    assert Late.__pydantic_complete__
+
+
 def test_encode_discriminated_union_alias_keeps_tag() -> None:
     codec: ModelCodec[Any] = ModelCodec(Command, "action")
     assert codec.encode(Say(text="hello")) == {"type": "say", "text": "hello"}
