@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import secrets
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
@@ -142,10 +143,8 @@ class TraceContext:
 
 
 def _nonzero_hex(nbytes: int) -> str:
-    # os.urandom is what ``secrets.token_hex`` reads; importing ``secrets`` (hmac, hashlib)
-    # cost every client import about 7 ms.
     while True:
-        value = os.urandom(nbytes).hex()
+        value = secrets.token_hex(nbytes)
         if set(value) != {"0"}:  # all zeros is invalid in W3C Trace Context
             return value
 

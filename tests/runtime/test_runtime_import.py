@@ -93,9 +93,9 @@ def test_importing_a_generated_client_defers_asyncio_and_http_client() -> None:
     # Each costs milliseconds of the import budget (benchmarks/bench_step.py): asyncio is
     # loaded by the first async client, http.client by the first HTTP connection; pydantic's
     # plugin loader (importlib.metadata) by the first model validator built (EnvModel defers
-    # that to first use); secrets (hmac, hashlib) was only needed for os.urandom.
+    # that to first use).
     loaded = _modules_loaded_by("import generated.echo_env")
-    for name in ("asyncio", "http.client", "ssl", "secrets", "pydantic.plugin._loader", *HEAVY):
+    for name in ("asyncio", "http.client", "ssl", "pydantic.plugin._loader", *HEAVY):
         assert name not in loaded, f"import generated.echo_env loaded {name}"
 
 
