@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 from envgen_runtime import ProviderError
-from envgen_runtime._docker import (
+from envgen_runtime.containers import (
     LABEL_HOST,
     ContainerRecord,
     docker_client,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from envgen_runtime import EnvgenRuntimeError
-from envgen_runtime._docker import docker_client
+from envgen_runtime.containers import docker_client
 
 from generator.errors import EnvgenError
 

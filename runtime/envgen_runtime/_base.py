@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypedDict, TypeVar
 
-from ._errormap import redact_url
 from ._exceptions import EnvgenRuntimeError, ProtocolError, SessionLostError
 from ._headers import TraceContext, bearer_headers, check_headers, merge_headers
 from ._provider import LocalProcessProvider, Provider
 from ._result import StepResult, build_step_result
 from ._retry import RetryPolicy
 from ._spec import TRANSPORTS, EnvSpec, TransportName
+from ._text import redact_url
 from ._transport import Op
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticSerializationError
 
-from ._errormap import truncate, validation_error
-from ._exceptions import EnvValidationError, ValidationIssue
+from ._exceptions import EnvValidationError, ValidationIssue, validation_error
+from ._text import truncate
 
 __all__ = ["EnvModel", "ModelCodec"]
 

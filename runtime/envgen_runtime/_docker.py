@@ -3,43 +3,54 @@
 ``docker`` is imported when a provider first talks to the engine, never at module import, so
 ``import envgen_runtime`` stays free of it. Every container is labelled with who started
 it (``envgen.env``, ``envgen.session``, ``envgen.pid``, ``envgen.host``), so that leftovers
-can be found and ``envgen containers prune`` can remove those whose owner is gone. Docker
-errors become ``ProviderError`` in ``_errormap.translate_docker``.
+can be found (``envgen_runtime.containers`` lists and removes them). Docker SDK errors
+become ``ProviderError`` here, in ``translate_docker``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import socket
+import sys
 import threading
 import time
-import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from . import _exit_stop
-from ._errormap import translate_docker
-from ._exceptions import ProviderError
+from ._errormap import _chain, _reason
+from ._exceptions import EnvgenRuntimeError, ProviderError
 from ._extras import require
-from ._provider import ProviderContext
+from ._provider import (
+    OUTPUT_TAIL_LINES,
+    ProviderContext,
+    check_health_options,
+    connect_host,
+    output_section,
+    probe_health,
+    url_host,
+)
+from ._text import truncate
 
 __all__ = [
+    "DOCKER_START_HINT",
     "LABEL_ENV",
     "LABEL_HOST",
     "LABEL_PID",
     "LABEL_PID_START",
     "LABEL_SESSION",
     "SESSION_ID",
-    "ContainerRecord",
     "LocalDockerProvider",
     "docker_client",
     "engine_address",
-    "list_containers",
+    "map_docker_exception",
+    "owner_labels",
+    "proc_stat_fields",
+    "process_start_time",
     "remove_container",
+    "translate_docker",
 ]
 
 LABEL_ENV = "envgen.env"
@@ -50,10 +61,9 @@ LABEL_PID_START = "envgen.pid-start"
 """The owner's start time (Linux clock ticks since boot), so a reused pid is not mistaken
 for the owner by ``prune``."""
 
-SESSION_ID = uuid.uuid4().hex
+SESSION_ID = os.urandom(16).hex()
 """Identifies this interpreter's containers (the ``envgen.session`` label)."""
 
-OUTPUT_TAIL_LINES = 40
 _DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 # Options that would break the provider: the logs of a dead container must stay readable,
 # and the provider always needs a container object.
@@ -65,6 +75,89 @@ _RESERVED = {
     "stderr": "the provider reads logs itself",
     "stream": "the provider reads logs itself",
 }
+
+# --------------------------------------------------------------------------- errors
+# docker's exceptions (and those of requests, which it uses) are looked up in ``sys.modules``:
+# an exception from a library that was never imported cannot occur.
+
+DOCKER_START_HINT = (
+    "Start an engine: as root run `dockerd &` (on Debian install it first with "
+    "`apt-get install docker.io`) or `systemctl start docker`; in the envgen repository "
+    "`scripts/ensure-docker.sh` does both. For a remote engine set DOCKER_HOST."
+)
+
+
+def _docker_unreachable(exc: BaseException, chain: list[BaseException]) -> bool:
+    requests_mod = sys.modules.get("requests")
+    if requests_mod is not None and any(isinstance(e, requests_mod.ConnectionError) for e in chain):
+        return True
+    if any(isinstance(e, FileNotFoundError | ConnectionError) for e in chain):
+        return True
+    # docker.from_env() probes the API version and wraps what went wrong in a message.
+    return "Error while fetching server API version" in str(exc)
+
+
+def map_docker_exception(
+    exc: BaseException, *, action: str, engine: str
+) -> EnvgenRuntimeError | None:
+    """The ProviderError for an exception from the docker SDK, or None for a bug.
+
+    ``action`` says what was being done (``starting container of image 'x'``), ``engine``
+    where the engine was expected (``unix:///var/run/docker.sock``). An unreachable engine
+    gets a message that says how to start one.
+    """
+    if isinstance(exc, EnvgenRuntimeError):
+        return exc
+    errors = sys.modules.get("docker.errors")
+    if errors is not None and isinstance(exc, errors.APIError):
+        explanation = exc.explanation or str(exc)
+        if isinstance(explanation, bytes):
+            explanation = explanation.decode("utf-8", errors="replace")
+        status = f" HTTP {exc.status_code}" if exc.status_code else " with an error"
+        return ProviderError(
+            f"{action} failed: the Docker engine answered{status}: "
+            f"{truncate(str(explanation).strip(), 1000)}"
+        )
+    chain = _chain(exc)
+    if any(isinstance(e, PermissionError) for e in chain):
+        return ProviderError(
+            f"{action} failed: permission denied on the Docker engine's socket {engine}: "
+            "run as root or add this user to the docker group"
+        )
+    requests_mod = sys.modules.get("requests")
+    timed_out = any(isinstance(e, TimeoutError) for e in chain) or (
+        requests_mod is not None and any(isinstance(e, requests_mod.Timeout) for e in chain)
+    )
+    if timed_out and not any(isinstance(e, ConnectionRefusedError) for e in chain):
+        return ProviderError(
+            f"{action} failed: the Docker engine at {engine} did not answer in time "
+            f"({_reason(exc)})"
+        )
+    if _docker_unreachable(exc, chain):
+        return ProviderError(
+            f"{action} failed: cannot reach the Docker engine at {engine} ({_reason(exc)}). "
+            + DOCKER_START_HINT
+        )
+    if errors is not None and isinstance(exc, errors.DockerException):
+        return ProviderError(f"{action} failed: {truncate(str(exc), 1000)}")
+    return None
+
+
+@contextlib.contextmanager
+def translate_docker(action: str, engine: str) -> Iterator[None]:
+    """Re-raise docker SDK (and underlying I/O) exceptions from the block as ProviderError."""
+    try:
+        yield
+    except EnvgenRuntimeError:
+        raise
+    except Exception as exc:
+        mapped = map_docker_exception(exc, action=action, engine=engine)
+        if mapped is None:
+            raise
+        raise mapped from exc
+
+
+# --------------------------------------------------------------------------- engine, labels
 
 
 def engine_address() -> str:
@@ -82,20 +175,27 @@ def docker_client(timeout_s: float = 60.0) -> Any:
         return docker.from_env(timeout=int(max(1, timeout_s)))
 
 
-def process_start_time(pid: int) -> str | None:
-    """The start time of ``pid`` in clock ticks since boot (Linux), or None."""
+def proc_stat_fields(pid: int) -> list[str]:
+    """Fields 3 on of ``/proc/<pid>/stat`` (Linux; state first), or [] when unreadable."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             data = handle.read().decode("ascii", errors="replace")
     except OSError:
-        return None
-    # Field 22, counted after the parenthesised command name (which may contain spaces).
-    fields = data.rsplit(")", 1)[-1].split()
-    return fields[19] if len(fields) > 19 else None
+        return []
+    # Counted after the parenthesised command name (which may contain spaces).
+    return data.rsplit(")", 1)[-1].split()
+
+
+def process_start_time(pid: int) -> str | None:
+    """The start time of ``pid`` in clock ticks since boot (Linux), or None."""
+    fields = proc_stat_fields(pid)
+    return fields[19] if len(fields) > 19 else None  # field 22
 
 
 def owner_labels(env_name: str) -> dict[str, str]:
     """The labels that say which process, session and env a container belongs to."""
+    import socket
+
     pid = os.getpid()
     labels = {
         LABEL_ENV: env_name,
@@ -107,108 +207,6 @@ def owner_labels(env_name: str) -> dict[str, str]:
     if start is not None:
         labels[LABEL_PID_START] = start
     return labels
-
-
-OwnerState = Literal["running", "gone", "other host", "unknown"]
-
-
-def owner_state(labels: Mapping[str, str]) -> OwnerState:
-    """Whether the process that started a container still runs (only knowable on its host)."""
-    if labels.get(LABEL_HOST) != socket.gethostname():
-        return "other host"
-    try:
-        pid = int(labels.get(LABEL_PID, ""))
-    except ValueError:
-        return "unknown"
-    if pid <= 0:
-        return "unknown"
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return "gone"
-    except PermissionError:
-        pass  # exists, owned by another user
-    started = labels.get(LABEL_PID_START)
-    current = process_start_time(pid)
-    if started is not None and current is not None and started != current:
-        return "gone"  # the pid was reused by a newer process
-    if _is_zombie(pid):
-        return "gone"
-    return "running"
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read().decode("ascii", errors="replace")
-    except OSError:
-        return False
-    fields = data.rsplit(")", 1)[-1].split()
-    return bool(fields) and fields[0] == "Z"
-
-
-@dataclass(frozen=True)
-class ContainerRecord:
-    """A container started by envgen, as ``envgen containers list`` shows it."""
-
-    id: str
-    name: str
-    image: str
-    status: str
-    labels: Mapping[str, str]
-
-    @property
-    def short_id(self) -> str:
-        """The first 12 hex digits, as ``docker ps`` shows them."""
-        return self.id[:12]
-
-    @property
-    def env(self) -> str:
-        """The env name (``envgen.env``)."""
-        return self.labels.get(LABEL_ENV, "")
-
-    @property
-    def session(self) -> str:
-        """The owning interpreter's session id (``envgen.session``)."""
-        return self.labels.get(LABEL_SESSION, "")
-
-    @property
-    def pid(self) -> str:
-        """The owning process id on its host (``envgen.pid``)."""
-        return self.labels.get(LABEL_PID, "")
-
-    @property
-    def owner(self) -> OwnerState:
-        """Whether the owning process still runs."""
-        return owner_state(self.labels)
-
-
-def list_containers(
-    client: Any | None = None, *, session: str | None = None
-) -> list[ContainerRecord]:
-    """Every container (running or not) labelled ``envgen.session`` (or that ``session``)."""
-    engine = client if client is not None else docker_client()
-    label = f"{LABEL_SESSION}={session}" if session else LABEL_SESSION
-    with translate_docker("listing envgen containers", engine_address()):
-        containers = engine.containers.list(all=True, filters={"label": label}, ignore_removed=True)
-        records = []
-        for container in containers:
-            attrs = container.attrs or {}
-            config = attrs.get("Config") or {}
-            state = attrs.get("State")
-            status = state.get("Status") if isinstance(state, dict) else attrs.get("State", "")
-            records.append(
-                ContainerRecord(
-                    id=str(container.id),
-                    name=str(attrs.get("Name") or (attrs.get("Names") or [""])[0]).lstrip("/"),
-                    image=str(config.get("Image") or attrs.get("Image") or ""),
-                    status=str(status or ""),
-                    labels=MappingProxyType(dict(container.labels or {})),
-                )
-            )
-    if client is None:
-        engine.close()
-    return records
 
 
 def remove_container(client: Any, container_id: str) -> bool:
@@ -223,19 +221,14 @@ def remove_container(client: Any, container_id: str) -> bool:
     return True
 
 
-def _connect_host(host: str, client: Any) -> str:
+def _published_host(host: str, client: Any) -> str:
     """Where to reach a port published on ``host`` (a wildcard means the engine's host)."""
-    if host not in ("", "0.0.0.0", "::"):
-        return host
-    base = str(getattr(getattr(client, "api", None), "base_url", "") or "")
-    parts = urlsplit(base)
-    if parts.scheme in ("http", "https") and parts.hostname not in (None, "localhost"):
-        return parts.hostname  # a remote engine publishes ports on its own host
-    return "::1" if host == "::" else "127.0.0.1"
-
-
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
+    if host in ("", "0.0.0.0", "::"):
+        base = str(getattr(getattr(client, "api", None), "base_url", "") or "")
+        parts = urlsplit(base)
+        if parts.scheme in ("http", "https") and parts.hostname not in (None, "localhost"):
+            return parts.hostname  # a remote engine publishes ports on its own host
+    return connect_host(host)
 
 
 def default_missing_hint(image: str) -> str:
@@ -291,10 +284,7 @@ class LocalDockerProvider(ProviderContext):
             raise ValueError(f"port must be in 1..65535, got {port}")
         if host_port is not None and not 0 < host_port < 65536:
             raise ValueError(f"host_port must be in 1..65535, got {host_port}")
-        if not health_path.startswith("/"):
-            raise ValueError(f"health_path must start with '/', got {health_path!r}")
-        if startup_timeout_s <= 0:
-            raise ValueError("startup_timeout_s must be positive")
+        check_health_options(health_path, startup_timeout_s)
         if stop_timeout_s < 0:
             raise ValueError("stop_timeout_s must not be negative")
         for key, why in _RESERVED.items():
@@ -321,9 +311,8 @@ class LocalDockerProvider(ProviderContext):
         self.ready_after_s: float | None = None
         """Seconds from creating the container to its first healthy answer (last start)."""
 
-    def __repr__(self) -> str:
-        state = f"running at {self._base_url}" if self._base_url else "stopped"
-        return f"LocalDockerProvider({self._image!r}, {state})"
+    def _target(self) -> str:
+        return repr(self._image)
 
     # ------------------------------------------------------------------ properties
 
@@ -331,11 +320,6 @@ class LocalDockerProvider(ProviderContext):
     def image(self) -> str:
         """The image the container runs."""
         return self._image
-
-    @property
-    def base_url(self) -> str | None:
-        """``http://host:port`` of the running server, or None."""
-        return self._base_url
 
     @property
     def host_port(self) -> int | None:
@@ -463,7 +447,8 @@ class LocalDockerProvider(ProviderContext):
         import docker.errors
 
         where = engine_address()
-        connect = _url_host(_connect_host(self._host, client))
+        host = _published_host(self._host, client)
+        connect = url_host(host)
         deadline = started + self._startup_timeout_s
         delay = 0.05
         url = f"http://{connect}:<port not published>{self._health_path}"
@@ -482,7 +467,7 @@ class LocalDockerProvider(ProviderContext):
             self._host_port = self._published_port(container)
             if self._host_port is not None:
                 url = f"http://{connect}:{self._host_port}{self._health_path}"
-                if _probe(url):
+                if probe_health(host, self._host_port, self._health_path):
                     return f"http://{connect}:{self._host_port}"
             now = time.monotonic()
             if now >= deadline:
@@ -492,7 +477,7 @@ class LocalDockerProvider(ProviderContext):
                     f"{status} after {self._startup_timeout_s:g} s but never answered GET "
                     f"{url} with 200 (raise startup_timeout_s if it is just slow; the server "
                     f"must listen on 0.0.0.0:{self._port} inside the container)."
-                    + _output_section(output),
+                    + output_section(output, "log"),
                     output=output,
                     exit_code=None,
                 )
@@ -512,7 +497,7 @@ class LocalDockerProvider(ProviderContext):
         return ProviderError(
             f"container {container.short_id} of image {self._image!r} {how} after "
             f"{time.monotonic() - started:.1f} s, before answering GET {url}."
-            + _output_section(output),
+            + output_section(output, "log"),
             output=output,
             exit_code=exit_code,
         )
@@ -557,22 +542,6 @@ class LocalDockerProvider(ProviderContext):
                 self._release_client()
 
 
-def _probe(url: str) -> bool:
-    import http.client  # only needed while a server starts
-
-    parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=1.0)
-    try:
-        conn.request("GET", parts.path or "/")
-        response = conn.getresponse()
-        response.read()
-        return response.status == 200
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        conn.close()
-
-
 def _container_logs(container: Any, tail: int) -> str:
     try:
         data = container.logs(stdout=True, stderr=True, tail=tail)
@@ -580,9 +549,3 @@ def _container_logs(container: Any, tail: int) -> str:
         return ""
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data)
     return "\n".join(text.splitlines()[-tail:])
-
-
-def _output_section(output: str) -> str:
-    if not output.strip():
-        return "\nIt printed nothing."
-    return f"\n--- last {OUTPUT_TAIL_LINES} lines of its log ---\n{output}"

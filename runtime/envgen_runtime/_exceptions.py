@@ -26,18 +26,25 @@ one type; the subclasses say what went wrong and carry the data needed to act on
 So ``except ServerError`` catches every error the server reported, and
 ``except EnvValidationError`` catches every validation failure wherever it was detected.
 
-Low-level exceptions (requests, httpx, websockets, OSError, json, pydantic) are translated to
-this tree in exactly one place, ``envgen_runtime._errormap``. Messages never contain header
-values. ``EnvConnectionError`` and ``EnvTimeoutError`` say whether they happened while
-connecting (``during_connect``): only then is nothing known to have reached the server, which
-is what makes a retry safe.
+Low-level exceptions are translated to this tree next to the code that meets them: I/O errors
+of httpx, websockets, http.client and OSError in ``_errormap``, docker's in ``_docker``,
+pydantic's and a server's validation errors here (``issues_from_pydantic``,
+``issues_from_wire``, ``validation_error``). Messages never contain header values.
+``EnvConnectionError`` and ``EnvTimeoutError`` say whether they happened while connecting
+(``during_connect``): only then is nothing known to have reached the server, which is what
+makes a retry safe.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ._text import truncate
+
+if TYPE_CHECKING:
+    import pydantic
 
 __all__ = [
     "EnvConnectionError",
@@ -236,6 +243,15 @@ def _summary(issues: Sequence[ValidationIssue], limit: int = 20) -> str:
     return "\n".join(lines)
 
 
+def _count(issues: Sequence[ValidationIssue]) -> str:
+    return f"{len(issues)} error" + ("" if len(issues) == 1 else "s")
+
+
+def _validation_message(role: str, issues: Sequence[ValidationIssue], hint: str = "") -> str:
+    suffix = f"; {hint}" if hint else ""
+    return f"{role} failed validation ({_count(issues)}){suffix}:\n{_summary(issues)}"
+
+
 class EnvValidationError(EnvgenRuntimeError):
     """A value failed validation; ``errors`` names each failing field.
 
@@ -253,9 +269,7 @@ class EnvValidationError(EnvgenRuntimeError):
         self.role = role
         self.errors: list[ValidationIssue] = list(errors)
         if message is None:
-            count = len(self.errors)
-            noun = "error" if count == 1 else "errors"
-            message = f"{role} failed validation ({count} {noun}):\n{_summary(self.errors)}"
+            message = _validation_message(role, self.errors)
         # Not super(): in ServerValidationError's MRO the next class is ServerError.
         EnvgenRuntimeError.__init__(self, message)
 
@@ -275,10 +289,8 @@ class ServerValidationError(EnvValidationError, ServerError):
     ) -> None:
         where = f"HTTP {status}" if status is not None else (code or "VALIDATION_ERROR")
         issues = list(errors)
-        count = len(issues)
-        noun = "error" if count == 1 else "errors"
         message = (
-            f"{op} failed: the server rejected the {role} ({where}, {count} {noun}); "
+            f"{op} failed: the server rejected the {role} ({where}, {_count(issues)}); "
             "does the client match the server's schema?\n" + _summary(issues)
         )
         EnvValidationError.__init__(self, role, issues, message=message)
@@ -286,3 +298,61 @@ class ServerValidationError(EnvValidationError, ServerError):
         self.code = code
         self.body = body
         self.op = op
+
+
+# --------------------------------------------------------------------------- issues
+
+
+def _loc_part(part: Any) -> str | int:
+    return part if isinstance(part, str | int) and not isinstance(part, bool) else str(part)
+
+
+def _input_repr(value: Any) -> str:
+    return truncate(repr(value), 60)
+
+
+def issues_from_pydantic(exc: pydantic.ValidationError) -> list[ValidationIssue]:
+    """One ValidationIssue per pydantic error, keeping loc, message and error type."""
+    return [
+        ValidationIssue(
+            loc=tuple(_loc_part(p) for p in err["loc"]),
+            message=err["msg"],
+            type=err["type"],
+            input_repr=_input_repr(err.get("input")),
+        )
+        for err in exc.errors(include_url=False)
+    ]
+
+
+def issues_from_wire(errors: Any) -> list[ValidationIssue] | None:
+    """Parse a pydantic-style error list sent by a server (422 ``detail``, WS ``errors``).
+
+    Returns None when the list is not in that shape, so the caller falls back to a plain
+    ServerError instead of inventing field names.
+    """
+    if not isinstance(errors, list) or not errors:
+        return None
+    issues: list[ValidationIssue] = []
+    for err in errors:
+        if not isinstance(err, Mapping) or not isinstance(err.get("msg"), str):
+            return None
+        loc = err.get("loc", [])
+        if not isinstance(loc, list | tuple):
+            loc = [loc]
+        issues.append(
+            ValidationIssue(
+                loc=tuple(_loc_part(p) for p in loc),
+                message=err["msg"],
+                type=str(err.get("type", "")),
+                input_repr=_input_repr(err["input"]) if "input" in err else None,
+            )
+        )
+    return issues
+
+
+def validation_error(
+    role: str, exc: pydantic.ValidationError, *, hint: str = ""
+) -> EnvValidationError:
+    """Client-side validation failure of a generated model, naming every failing field."""
+    issues = issues_from_pydantic(exc)
+    return EnvValidationError(role, issues, message=_validation_message(role, issues, hint))

@@ -1,28 +1,32 @@
-"""Server lifecycle: start an environment server, wait until it is healthy, always stop it."""
+"""Server lifecycle: start an environment server, wait until it is healthy, always stop it.
+
+Also the helpers every provider (local process, Docker, Ray) shares: where to connect to a
+server bound to a wildcard, the health probe, the output tail quoted by a start failure.
+subprocess, socket, signal and tempfile are imported where a server is started or stopped,
+so importing a client does not pay for them.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import re
-import shlex
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from types import TracebackType
-from typing import IO, Protocol, Self, runtime_checkable
+from typing import IO, TYPE_CHECKING, Protocol, Self, runtime_checkable
 
 from . import _exit_stop
 from ._exceptions import ProviderError
 
+if TYPE_CHECKING:
+    import subprocess
+
 __all__ = ["LocalProcessProvider", "Provider"]
 
 OUTPUT_TAIL_LINES = 40
+"""How many lines of a server's output (or a container's log) a start failure quotes."""
 _TERMINATE_GRACE_S = 5.0
 _ADDRESS_IN_USE = re.compile(r"address already in use|errno 98\b|eaddrinuse|errno 48\b", re.I)
 
@@ -46,7 +50,25 @@ class Provider(Protocol):
 
 
 class ProviderContext:
-    """``with provider:`` starts the server and always stops it at the block's end."""
+    """``with provider:`` starts the server and always stops it at the block's end.
+
+    Also what every provider shares: ``base_url`` and a repr naming what runs and where.
+    """
+
+    _base_url: str | None = None
+
+    @property
+    def base_url(self) -> str | None:
+        """``http://host:port`` of the running server, or None."""
+        return self._base_url
+
+    def _target(self) -> str:
+        """What runs, for the repr (a command, an image)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        state = f"running at {self._base_url}" if self._base_url else "stopped"
+        return f"{type(self).__name__}({self._target()}, {state})"
 
     def start(self) -> str:
         raise NotImplementedError
@@ -58,13 +80,33 @@ class ProviderContext:
         self.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def stop_in_background(provider: Provider) -> None:
+    """Stop a provider without blocking an event loop (its start may still be running)."""
+    threading.Thread(target=provider.stop, name="envgen-provider-stop", daemon=True).start()
+
+
+def check_server_options(
+    command: Sequence[str], health_path: str, startup_timeout_s: float
+) -> tuple[str, ...]:
+    """The argv of a server command, after the checks every provider makes."""
+    if isinstance(command, str | bytes):
+        raise TypeError("command must be an argv sequence such as ['{python}', '-m', 'x']")
+    if not command:
+        raise ValueError("command must not be empty")
+    check_health_options(health_path, startup_timeout_s)
+    return tuple(command)
+
+
+def check_health_options(health_path: str, startup_timeout_s: float) -> None:
+    """Refuse a health path that is not absolute and a startup timeout that is not positive."""
+    if not health_path.startswith("/"):
+        raise ValueError(f"health_path must start with '/', got {health_path!r}")
+    if startup_timeout_s <= 0:
+        raise ValueError("startup_timeout_s must be positive")
 
 
 def free_loopback_port(host: str = "127.0.0.1") -> int:
@@ -73,6 +115,8 @@ def free_loopback_port(host: str = "127.0.0.1") -> int:
     Another process can take it before the server binds it; ``LocalProcessProvider`` retries
     with a new port when the server then fails with "address already in use".
     """
+    import socket
+
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
@@ -80,7 +124,7 @@ def free_loopback_port(host: str = "127.0.0.1") -> int:
         return port
 
 
-def _connect_host(host: str) -> str:
+def connect_host(host: str) -> str:
     """Where to reach a server bound to ``host`` (wildcards become loopback)."""
     if host in ("", "0.0.0.0"):
         return "127.0.0.1"
@@ -89,11 +133,37 @@ def _connect_host(host: str) -> str:
     return host
 
 
-def _url_host(host: str) -> str:
+def url_host(host: str) -> str:
+    """``host`` as it stands in a URL (an IPv6 address in brackets)."""
     return f"[{host}]" if ":" in host else host
 
 
+def probe_health(host: str, port: int, path: str) -> bool:
+    """Whether ``GET path`` on ``host:port`` answers 200 within a second."""
+    import http.client  # only needed while a server starts; it pulls in ssl and email
+
+    conn = http.client.HTTPConnection(host, port, timeout=1.0)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        response.read()
+        return response.status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
+
+
+def output_section(output: str, source: str = "output") -> str:
+    """The tail of a server's ``output`` (or a container's ``log``) for a start failure."""
+    if not output.strip():
+        return "\nIt printed nothing."
+    return f"\n--- last {OUTPUT_TAIL_LINES} lines of its {source} ---\n{output}"
+
+
 def _describe_exit(code: int) -> str:
+    import signal
+
     if code < 0:
         try:
             name = signal.Signals(-code).name
@@ -136,17 +206,9 @@ class LocalProcessProvider(ProviderContext):
         cwd: str | os.PathLike[str] | None = None,
         transport: str = "websocket",
     ) -> None:
-        if isinstance(command, str | bytes):
-            raise TypeError("command must be an argv sequence such as ['{python}', '-m', 'x']")
-        if not command:
-            raise ValueError("command must not be empty")
-        if not health_path.startswith("/"):
-            raise ValueError(f"health_path must start with '/', got {health_path!r}")
-        if startup_timeout_s <= 0:
-            raise ValueError("startup_timeout_s must be positive")
+        self._command = check_server_options(command, health_path, startup_timeout_s)
         if port is not None and not 0 < port < 65536:
             raise ValueError(f"port must be in 1..65535, got {port}")
-        self._command = tuple(command)
         self._host = host
         self._requested_port = port
         self._health_path = health_path
@@ -164,14 +226,10 @@ class LocalProcessProvider(ProviderContext):
         self.start_attempts = 0
         """How many processes the last ``start()`` launched (more than one after port clashes)."""
 
-    def __repr__(self) -> str:
-        state = f"running at {self._base_url}" if self._base_url else "stopped"
-        return f"LocalProcessProvider({shlex.join(self._command)!r}, {state})"
+    def _target(self) -> str:
+        import shlex
 
-    @property
-    def base_url(self) -> str | None:
-        """``http://host:port`` of the running server, or None."""
-        return self._base_url
+        return repr(shlex.join(self._command))
 
     @property
     def port(self) -> int | None:
@@ -239,7 +297,7 @@ class LocalProcessProvider(ProviderContext):
             self.start_attempts = 0
             clash: _AddressInUse | None = None
             for _ in range(attempts):
-                port = self._requested_port or free_loopback_port(_connect_host(self._host))
+                port = self._requested_port or free_loopback_port(connect_host(self._host))
                 try:
                     return self._start_once(port)
                 except _AddressInUse as exc:
@@ -248,6 +306,10 @@ class LocalProcessProvider(ProviderContext):
             raise clash.error
 
     def _start_once(self, port: int) -> str:
+        import shlex
+        import subprocess
+        import tempfile
+
         self.start_attempts += 1
         argv = self.format_command(port)
         self._argv = argv
@@ -274,27 +336,16 @@ class LocalProcessProvider(ProviderContext):
         self._process = process
         _exit_stop.register(self)
         self._wait_ready(process, port, argv, started)
-        self._base_url = f"http://{_url_host(_connect_host(self._host))}:{port}"
+        self._base_url = f"http://{url_host(connect_host(self._host))}:{port}"
         return self._base_url
-
-    def _probe(self, port: int) -> bool:
-        import http.client  # only needed while a server starts; it pulls in ssl and email
-
-        conn = http.client.HTTPConnection(_connect_host(self._host), port, timeout=1.0)
-        try:
-            conn.request("GET", self._health_path)
-            response = conn.getresponse()
-            response.read()
-            return response.status == 200
-        except (OSError, http.client.HTTPException):
-            return False
-        finally:
-            conn.close()
 
     def _wait_ready(
         self, process: subprocess.Popen[bytes], port: int, argv: tuple[str, ...], started: float
     ) -> None:
-        url = f"http://{_url_host(_connect_host(self._host))}:{port}{self._health_path}"
+        import shlex
+
+        host = connect_host(self._host)
+        url = f"http://{url_host(host)}:{port}{self._health_path}"
         deadline = started + self._startup_timeout_s
         delay = 0.05
         while True:
@@ -305,14 +356,14 @@ class LocalProcessProvider(ProviderContext):
                 error = ProviderError(
                     f"server `{shlex.join(argv)}` {_describe_exit(code)} after "
                     f"{time.monotonic() - started:.1f} s, before answering GET {url}."
-                    + self._output_section(output),
+                    + output_section(output),
                     output=output,
                     exit_code=code,
                 )
                 if self._requested_port is None and _ADDRESS_IN_USE.search(output):
                     raise _AddressInUse(error)
                 raise error
-            if self._probe(port):
+            if probe_health(host, port, self._health_path):
                 return
             now = time.monotonic()
             if now >= deadline:
@@ -321,18 +372,12 @@ class LocalProcessProvider(ProviderContext):
                 raise ProviderError(
                     f"server `{shlex.join(argv)}` still running after "
                     f"{self._startup_timeout_s:g} s but never answered GET {url} with 200 "
-                    "(raise startup_timeout_s if it is just slow)." + self._output_section(output),
+                    "(raise startup_timeout_s if it is just slow)." + output_section(output),
                     output=output,
                     exit_code=None,
                 )
             time.sleep(min(delay, max(0.0, deadline - now)))
             delay = min(delay * 1.5, 0.5)
-
-    @staticmethod
-    def _output_section(output: str) -> str:
-        if not output.strip():
-            return "\nIt printed nothing."
-        return f"\n--- last {OUTPUT_TAIL_LINES} lines of its output ---\n{output}"
 
     def _discard_log(self) -> None:
         log, path = self._log, self._log_path
@@ -358,6 +403,8 @@ class LocalProcessProvider(ProviderContext):
 
 
 def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
+    import signal
+
     if os.name == "posix":
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, sig)
@@ -371,6 +418,9 @@ def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
 
 def _terminate_group(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM the process group, wait up to the grace period, then SIGKILL what is left."""
+    import signal
+    import subprocess
+
     _signal_group(process, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=_TERMINATE_GRACE_S)

@@ -22,7 +22,7 @@ from typing import Any
 from . import _exit_stop
 from ._exceptions import ProviderError
 from ._extras import require
-from ._provider import LocalProcessProvider, ProviderContext
+from ._provider import LocalProcessProvider, ProviderContext, check_server_options
 
 __all__ = ["RayProvider"]
 
@@ -166,13 +166,7 @@ class RayProvider(ProviderContext):
         actor_options: Mapping[str, Any] | None = None,
         init_options: Mapping[str, Any] | None = None,
     ) -> None:
-        if isinstance(command, str | bytes):
-            raise TypeError("command must be an argv sequence such as ['{python}', '-m', 'x']")
-        if not command:
-            raise ValueError("command must not be empty")
-        if startup_timeout_s <= 0:
-            raise ValueError("startup_timeout_s must be positive")
-        self._command = tuple(command)
+        self._command = check_server_options(command, health_path, startup_timeout_s)
         self._health_path = health_path
         self._startup_timeout_s = startup_timeout_s
         self._env = dict(env) if env is not None else None
@@ -195,14 +189,8 @@ class RayProvider(ProviderContext):
         self.actor_pid: int | None = None
         self.server_pid: int | None = None
 
-    def __repr__(self) -> str:
-        state = f"running at {self._base_url}" if self._base_url else "stopped"
-        return f"RayProvider({shlex.join(self._command)!r}, {state})"
-
-    @property
-    def base_url(self) -> str | None:
-        """``http://node-address:port`` of the running server, or None."""
-        return self._base_url
+    def _target(self) -> str:
+        return repr(shlex.join(self._command))
 
     def _ensure_ray(self) -> Any:
         ray = require("ray", "RayProvider")

@@ -1,18 +1,33 @@
-"""What ``reset`` and ``step`` return, and how the reply envelope becomes one."""
+"""What ``reset`` and ``step`` return, and how the reply envelope becomes one.
+
+Also the JSON both transports send and receive: a request body serialised (an
+unserialisable value is the caller's validation error) and a reply that must be a JSON
+object (else a ProtocolError quoting it).
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ._errormap import quote
-from ._exceptions import ProtocolError
+from ._exceptions import EnvValidationError, ProtocolError, ValidationIssue
+from ._text import quote
 
 if TYPE_CHECKING:
     from ._codec import ModelCodec
 
-__all__ = ["ENVELOPE_KEYS", "StepResult", "build_step_result"]
+__all__ = [
+    "ENVELOPE_KEYS",
+    "StepResult",
+    "build_step_result",
+    "dumps_body",
+    "parse_json_object",
+    "request_role",
+]
+
+_REQUEST_ROLES = {"step": "action", "reset": "reset request", "state": "state request"}
 
 ObsT = TypeVar("ObsT")
 
@@ -111,3 +126,41 @@ def build_step_result(
         extra=extra,
         raw=dict(payload),
     )
+
+
+def request_role(op: str) -> str:
+    """What a server-side validation error is about, named for the caller."""
+    return _REQUEST_ROLES.get(op, f"{op} request")
+
+
+def dumps_body(body: Mapping[str, Any], *, op: str) -> str:
+    """Serialise a request body; an unserialisable value is the caller's validation error."""
+    try:
+        return json.dumps(body, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        issue = ValidationIssue(loc=(), message=str(exc), type="json_serialization")
+        raise EnvValidationError(
+            request_role(op),
+            [issue],
+            message=f"{op} failed: the request body cannot be sent as JSON: {exc}",
+        ) from exc
+
+
+def parse_json_object(data: bytes | str, *, op: str, source: str) -> dict[str, Any]:
+    """Decode a reply that must be a JSON object, else ProtocolError quoting it."""
+    try:
+        value = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(
+            f"{op} failed: {source} is not valid JSON ({exc}); received: {quote(data)}",
+            received=quote(data),
+            op=op,
+        ) from exc
+    if not isinstance(value, dict):
+        raise ProtocolError(
+            f"{op} failed: {source} must be a JSON object, got {type(value).__name__}; "
+            f"received: {quote(data)}",
+            received=quote(data),
+            op=op,
+        )
+    return value

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from envgen_runtime._docker import LABEL_SESSION, SESSION_ID, owner_state
+from envgen_runtime.containers import LABEL_SESSION, SESSION_ID, owner_state
 
 from tests.helpers import REPO
 

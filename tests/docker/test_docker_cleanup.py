@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from envgen_runtime import LocalDockerProvider
-from envgen_runtime._docker import LABEL_PID, LABEL_SESSION
+from envgen_runtime.containers import LABEL_PID, LABEL_SESSION
 
 from generator.cli import main
 
@@ -20,7 +20,7 @@ ECHO_IMAGE = "envgen/echo-env:0.1.0"
 # Start an echo_env container in a child interpreter and print its id and session.
 START_CHILD = """
 from generated.echo_env import EchoEnv
-from envgen_runtime._docker import SESSION_ID
+from envgen_runtime.containers import SESSION_ID
 env = EchoEnv.from_docker_image(
     environment={"ENVGEN_PROTOCOL": "http"}, client_options={"transport": "http"}
 )

@@ -19,18 +19,16 @@ import docker.errors
 import pytest
 from click.testing import CliRunner
 from envgen_runtime import EnvSpec, LocalDockerProvider, ProviderError
-from envgen_runtime._docker import (
+from envgen_runtime._docker import map_docker_exception, owner_labels, process_start_time
+from envgen_runtime._launchers import hub_image
+from envgen_runtime.containers import (
     LABEL_ENV,
     LABEL_HOST,
     LABEL_PID,
     LABEL_PID_START,
     LABEL_SESSION,
-    owner_labels,
     owner_state,
-    process_start_time,
 )
-from envgen_runtime._errormap import map_docker_exception
-from envgen_runtime._launchers import hub_image
 
 from generated.echo_env import EchoEnv
 from generator.cli import main

@@ -20,6 +20,9 @@ from envgen_runtime import (
     ValidationIssue,
 )
 from envgen_runtime import _errormap as errormap
+from envgen_runtime import _exceptions as exceptions
+from envgen_runtime import _result as result
+from envgen_runtime import _text as text
 
 
 def test_tree_shape() -> None:
@@ -94,15 +97,15 @@ def test_server_error_default_message() -> None:
 
 
 def test_truncate_and_quote() -> None:
-    assert errormap.truncate("abc", 5) == "abc"
-    long = errormap.truncate("x" * 600)
+    assert text.truncate("abc", 5) == "abc"
+    long = text.truncate("x" * 600)
     assert long.startswith("x" * 500) and "100 more characters" in long
-    assert errormap.quote(b"\xff\xfeok") == "\ufffd\ufffdok"
+    assert text.quote(b"\xff\xfeok") == "\ufffd\ufffdok"
 
 
 def test_redact_url_drops_credentials_and_query() -> None:
-    assert errormap.redact_url("http://user:secret@h:1/p?token=abc") == "http://h:1/p?..."
-    assert "secret" not in errormap.redact_url("wss://:secret@h/ws")
+    assert text.redact_url("http://user:secret@h:1/p?token=abc") == "http://h:1/p?..."
+    assert "secret" not in text.redact_url("wss://:secret@h/ws")
 
 
 def test_http_error_parses_422_detail() -> None:
@@ -146,19 +149,19 @@ def test_ws_error_codes() -> None:
 
 
 def test_parse_json_object() -> None:
-    assert errormap.parse_json_object(b'{"a": 1}', op="state", source="s") == {"a": 1}
+    assert result.parse_json_object(b'{"a": 1}', op="state", source="s") == {"a": 1}
     with pytest.raises(ProtocolError) as info:
-        errormap.parse_json_object(b"<html>", op="state", source="the reply")
+        result.parse_json_object(b"<html>", op="state", source="the reply")
     assert info.value.received == "<html>" and "not valid JSON" in str(info.value)
     with pytest.raises(ProtocolError, match="got list"):
-        errormap.parse_json_object("[1]", op="state", source="the reply")
+        result.parse_json_object("[1]", op="state", source="the reply")
 
 
 def test_dumps_body_rejects_unserialisable() -> None:
     with pytest.raises(EnvValidationError, match="cannot be sent as JSON"):
-        errormap.dumps_body({"x": {1, 2}}, op="reset")
+        result.dumps_body({"x": {1, 2}}, op="reset")
     with pytest.raises(EnvValidationError):
-        errormap.dumps_body({"x": float("nan")}, op="step")
+        result.dumps_body({"x": float("nan")}, op="step")
 
 
 def test_map_exception_builtin_errors() -> None:
@@ -188,7 +191,7 @@ def test_validation_error_from_pydantic() -> None:
 
     with pytest.raises(pydantic.ValidationError) as info:
         M.model_validate({"a": "x"})
-    err = errormap.validation_error("state", info.value, hint="h")
+    err = exceptions.validation_error("state", info.value, hint="h")
     assert err.role == "state" and err.errors[0].loc == ("a",)
     assert "state failed validation (1 error); h:" in str(err)
     assert "input: 'x'" in str(err)

@@ -1,0 +1,149 @@
+"""The containers envgen started: list them, tell whose owner is gone, remove them.
+
+The public API behind ``envgen containers list`` and ``envgen containers prune`` (and for
+any tool that cleans up after killed trainers). Every container a ``LocalDockerProvider``
+starts carries the labels ``envgen.env``, ``envgen.session``, ``envgen.pid``,
+``envgen.host`` and ``envgen.pid-start`` (``LABEL_*``); ``list_containers`` finds them and
+``ContainerRecord.owner`` says whether the process that started one still runs (only
+knowable on its own host). Needs the ``docker`` extra; every engine failure is a
+``ProviderError``. Example::
+
+    from envgen_runtime.containers import docker_client, list_containers, remove_container
+
+    client = docker_client()
+    for record in list_containers(client):
+        if record.owner == "gone":
+            remove_container(client, record.id)
+    client.close()
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+from ._docker import (
+    LABEL_ENV,
+    LABEL_HOST,
+    LABEL_PID,
+    LABEL_PID_START,
+    LABEL_SESSION,
+    SESSION_ID,
+    docker_client,
+    engine_address,
+    proc_stat_fields,
+    process_start_time,
+    remove_container,
+    translate_docker,
+)
+
+__all__ = [
+    "LABEL_ENV",
+    "LABEL_HOST",
+    "LABEL_PID",
+    "LABEL_PID_START",
+    "LABEL_SESSION",
+    "SESSION_ID",
+    "ContainerRecord",
+    "OwnerState",
+    "docker_client",
+    "list_containers",
+    "owner_state",
+    "remove_container",
+]
+
+OwnerState = Literal["running", "gone", "other host", "unknown"]
+
+
+def owner_state(labels: Mapping[str, str]) -> OwnerState:
+    """Whether the process that started a container still runs (only knowable on its host)."""
+    import socket
+
+    if labels.get(LABEL_HOST) != socket.gethostname():
+        return "other host"
+    try:
+        pid = int(labels.get(LABEL_PID, ""))
+    except ValueError:
+        return "unknown"
+    if pid <= 0:
+        return "unknown"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return "gone"
+    except PermissionError:
+        pass  # exists, owned by another user
+    started = labels.get(LABEL_PID_START)
+    current = process_start_time(pid)
+    if started is not None and current is not None and started != current:
+        return "gone"  # the pid was reused by a newer process
+    if proc_stat_fields(pid)[:1] == ["Z"]:
+        return "gone"  # a zombie: exited, not yet reaped
+    return "running"
+
+
+@dataclass(frozen=True)
+class ContainerRecord:
+    """A container started by envgen, as ``envgen containers list`` shows it."""
+
+    id: str
+    name: str
+    image: str
+    status: str
+    labels: Mapping[str, str]
+
+    @property
+    def short_id(self) -> str:
+        """The first 12 hex digits, as ``docker ps`` shows them."""
+        return self.id[:12]
+
+    @property
+    def env(self) -> str:
+        """The env name (``envgen.env``)."""
+        return self.labels.get(LABEL_ENV, "")
+
+    @property
+    def session(self) -> str:
+        """The owning interpreter's session id (``envgen.session``)."""
+        return self.labels.get(LABEL_SESSION, "")
+
+    @property
+    def pid(self) -> str:
+        """The owning process id on its host (``envgen.pid``)."""
+        return self.labels.get(LABEL_PID, "")
+
+    @property
+    def owner(self) -> OwnerState:
+        """Whether the owning process still runs."""
+        return owner_state(self.labels)
+
+
+def list_containers(
+    client: Any | None = None, *, session: str | None = None
+) -> list[ContainerRecord]:
+    """Every container (running or not) labelled ``envgen.session`` (or that ``session``)."""
+    engine = client if client is not None else docker_client()
+    label = f"{LABEL_SESSION}={session}" if session else LABEL_SESSION
+    with translate_docker("listing envgen containers", engine_address()):
+        containers = engine.containers.list(all=True, filters={"label": label}, ignore_removed=True)
+        records = []
+        for container in containers:
+            attrs = container.attrs or {}
+            config = attrs.get("Config") or {}
+            state = attrs.get("State")
+            status = state.get("Status") if isinstance(state, dict) else attrs.get("State", "")
+            records.append(
+                ContainerRecord(
+                    id=str(container.id),
+                    name=str(attrs.get("Name") or (attrs.get("Names") or [""])[0]).lstrip("/"),
+                    image=str(config.get("Image") or attrs.get("Image") or ""),
+                    status=str(status or ""),
+                    labels=MappingProxyType(dict(container.labels or {})),
+                )
+            )
+    if client is None:
+        engine.close()
+    return records
