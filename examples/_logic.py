@@ -44,12 +44,17 @@ class EpisodeLogic(ABC):
         self.done = False
         self.reset()
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None) -> Outcome:
-        """Start an episode; a missing seed means DEFAULT_SEED, so replays always match."""
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, **options: Any
+    ) -> Outcome:
+        """Start an episode; a missing seed means DEFAULT_SEED, so replays always match.
+
+        `options` are the env's reset parameters (reset.schema.json), already validated.
+        """
         self.episode_id = episode_id if episode_id is not None else uuid.uuid4().hex
         self.step_count = 0
         self.done = False
-        return self._reset(DEFAULT_SEED if seed is None else seed)
+        return self._reset(DEFAULT_SEED if seed is None else seed, **options)
 
     def step(self, action: dict[str, Any]) -> Outcome:
         """Apply one action (Python field names); refuse it once the episode is over."""

@@ -58,8 +58,13 @@ def environment_class(
     logic_factory: Callable[[], EpisodeLogic],
     observation_cls: type[Any],
     state_cls: type[Any],
+    reset_params: bool = False,
 ) -> type[Any]:
-    """An openenv Environment whose episodes are `logic_factory()`'s, in the generated models."""
+    """An openenv Environment whose episodes are `logic_factory()`'s, in the generated models.
+
+    With `reset_params`, reset's other keyword arguments (validated by the runtime against the
+    env's reset schema) go on to the logic's reset; otherwise they are ignored, as before.
+    """
 
     def observation(outcome: Outcome) -> Any:
         return observation_cls.model_validate(
@@ -81,7 +86,10 @@ def environment_class(
         def reset(
             self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
         ) -> Any:
-            return observation(self._logic.reset(seed=_check_seed(seed), episode_id=episode_id))
+            options = kwargs if reset_params else {}
+            return observation(
+                self._logic.reset(seed=_check_seed(seed), episode_id=episode_id, **options)
+            )
 
         def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
             fields = action.model_dump(by_alias=False, exclude={"metadata"})
@@ -102,10 +110,13 @@ def main(
     observation_cls: type[Any],
     state_cls: type[Any],
     argv: Sequence[str] | None = None,
+    reset_cls: type[Any] | None = None,
 ) -> None:
     """Parse the command line that env.toml's `[server] command` fills in, and serve."""
     serve_main(
-        environment_class(info, logic_factory, observation_cls, state_cls),
+        environment_class(
+            info, logic_factory, observation_cls, state_cls, reset_params=reset_cls is not None
+        ),
         action_cls,
         observation_cls,
         state_cls,
@@ -114,4 +125,5 @@ def main(
         version=info.version,
         max_concurrent_envs=max_concurrent_envs(),
         argv=argv,
+        reset_cls=reset_cls,
     )

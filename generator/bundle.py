@@ -22,6 +22,8 @@ from generator.jsonio import canonical_json, read_json
 from generator.schema_check import check_meta_schema, json_pointer
 
 ROLES = ("action", "observation", "state")
+RESET_ROLE = "reset"
+"""The optional fourth schema: `reset()`'s keyword arguments beyond seed and episode_id."""
 
 # Keywords whose value maps names to subschemas (the names are data, not keywords).
 _NAMED_SCHEMAS = {"properties", "patternProperties", "dependentSchemas"}
@@ -80,7 +82,9 @@ class Bundler:
         return self.display(path), pointer
 
     def bundle(self, role_files: dict[str, Path], role_names: dict[str, str]) -> Bundle:
-        for role in ROLES:
+        for role in [*ROLES, RESET_ROLE]:
+            if role not in role_files:
+                continue
             path = role_files[role].resolve()
             self._load(path)
             self._claim((path, ""), role_names[role])

@@ -51,6 +51,8 @@ def sections(env: EnvInput) -> list[Section]:
         env.class_name("observation"): "Observation",
         env.class_name("state"): "State",
     }
+    if env.reset_class:
+        role_titles[env.reset_class] = "Reset parameters"
     out: list[Section] = []
     for name, label in role_titles.items():
         out.append(_section(f"{label}: {name}", defs[name], defs))

@@ -6,11 +6,11 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.bundle import ROLES, Bundle, Bundler
+from generator.bundle import RESET_ROLE, ROLES, Bundle, Bundler
 from generator.errors import InputError, ManifestError
 from generator.jsonio import read_json
 from generator.manifest import Manifest, check_env_name, load_manifest
-from generator.schema_check import check_role_root
+from generator.schema_check import check_reset_params, check_role_root
 
 MANIFEST = "env.toml"
 
@@ -54,6 +54,11 @@ class EnvInput:
         return self.bundle.role_names[role]
 
     @property
+    def reset_class(self) -> str | None:
+        """The reset parameters model's name, or None when the env has no reset.schema.json."""
+        return self.bundle.role_names.get(RESET_ROLE)
+
+    @property
     def client_name(self) -> str:
         return f"{self.manifest.class_prefix}Env"
 
@@ -70,7 +75,7 @@ def role_file(env_dir: Path, role: str) -> Path:
 
 
 def load_env(layout: Layout, name: str) -> EnvInput:
-    """Read env.toml and the three role schemas (and what they reference) for `name`."""
+    """Read env.toml, the three role schemas and the optional reset schema for `name`."""
     env_dir = layout.schemas / name
     problem = check_env_name(name)
     if problem:
@@ -93,6 +98,13 @@ def load_env(layout: Layout, name: str) -> EnvInput:
     for role, path in role_files.items():
         doc = read_json(path, layout.display(path))
         check_role_root(doc, layout.display(path), role)
+    reset_path = role_file(env_dir, RESET_ROLE)
+    if reset_path.exists():
+        check_reset_params(
+            read_json(reset_path, layout.display(reset_path)), layout.display(reset_path)
+        )
+        role_files[RESET_ROLE] = reset_path
+        role_names[RESET_ROLE] = f"{prefix}ResetParams"
     bundle = Bundler(layout.schemas, layout.root).bundle(role_files, role_names)
     sources = tuple([layout.display(manifest_path), *bundle.sources])
     return EnvInput(

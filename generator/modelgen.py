@@ -33,8 +33,16 @@ def generate_models(env: EnvInput, header: str) -> str:
     document["$defs"] = defs
     source = _run_generator(document, env.manifest.model_type, header)
     source = fix_folded_names(fix_tuple_defaults(_cut_root(source)))
-    _check_defines(source, [env.class_name(role) for role in ("action", "observation", "state")])
+    _check_defines(source, [*_role_classes(env), *_reset_class(env)])
     return source
+
+
+def _role_classes(env: EnvInput) -> list[str]:
+    return [env.class_name(role) for role in ("action", "observation", "state")]
+
+
+def _reset_class(env: EnvInput) -> list[str]:
+    return [env.reset_class] if env.reset_class else []
 
 
 SERVER_MODULE = "envgen_runtime.server"
@@ -99,7 +107,7 @@ def generate_server_models(env: EnvInput, header: str) -> ServerModels:
     source = _run_generator(document, "pydantic", header, **options)
     source = fix_folded_names(fix_tuple_defaults(_cut_root(source)))
     expected = [union_alias or action, env.class_name("observation"), env.class_name("state")]
-    _check_defines(source, expected)
+    _check_defines(source, [*expected, *_reset_class(env)])
     return ServerModels(source=source, union_alias=union_alias)
 
 

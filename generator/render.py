@@ -23,6 +23,7 @@ from generator.fields import sections
 from generator.formatting import format_python
 from generator.loader import EnvInput
 from generator.modelgen import defined_names, generate_models, generate_server_models
+from generator.reset_params import reset_context
 
 
 def _templates_dir() -> Path:
@@ -208,6 +209,7 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
                 raise GenerationError(message)
             raise SchemaError(message, file=origin[0], pointer=origin[1])
     context["model_names"] = model_names
+    context.update(reset_context(env, models))
     context["exports"] = sorted(
         ["RUNTIME_API", names["client"], names["async_client"], *model_names]
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import keyword
 from typing import Any
 
 from jsonschema import Draft202012Validator, validators
@@ -125,6 +126,52 @@ def check_role_root(doc: Any, display: str, role: str) -> None:
             pointer="",
             hint='add "type": "object"',
         )
+
+
+RESET_RESERVED = ("seed", "episode_id", "headers", "self")
+"""Names `reset()` already takes (or binds): a reset parameter cannot have them."""
+
+
+def check_reset_params(doc: Any, display: str) -> None:
+    """reset.schema.json: an object whose properties become `reset()` keyword arguments.
+
+    Each property name is a Python keyword argument of the generated `reset()` and a key on
+    the wire, so it must be a plain identifier that is not a keyword and not one of the
+    arguments `reset()` already has.
+    """
+    check_role_root(doc, display, "reset")
+    if not isinstance(doc, dict):
+        return
+    for key in ("oneOf", "anyOf", "allOf", "$ref"):
+        if key in doc:
+            raise SchemaError(
+                f"the reset schema lists its parameters under properties; {key!r} at its root "
+                "is not supported",
+                file=display,
+                pointer=json_pointer([key]),
+            )
+    props = doc.get("properties", {})
+    for name in props if isinstance(props, dict) else []:
+        problem = _reset_name_problem(name)
+        if problem:
+            raise SchemaError(
+                f"reset parameter {name!r} {problem}",
+                file=display,
+                pointer=json_pointer(["properties", name]),
+                hint="rename the property; the server's reset() must take the same name",
+            )
+
+
+def _reset_name_problem(name: str) -> str | None:
+    if name in RESET_RESERVED:
+        return "clashes with reset()'s own argument of that name"
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        return "is a Python keyword, so it cannot be a keyword argument"
+    if not name.isidentifier() or not name.isascii():
+        return "is not a Python identifier (letters, digits and '_', not starting with a digit)"
+    if name.startswith("_"):
+        return "starts with '_', which pydantic treats as private"
+    return None
 
 
 _JSON_TYPES: dict[str, Any] = {

@@ -17,7 +17,7 @@ MARKER = Path("/tmp/envgen-pwned")
 PROBE = r"""
 import json, sys
 from generated.evil import EvilAction, EvilEnv, EvilObservation
-from generated.evil.client import _ACTION, _OBSERVATION
+from generated.evil.client import _ACTION, _OBSERVATION, _reset_params
 
 action = EvilAction.model_validate({"class": "c", "my-field": 3, "import": "\\"})
 wire = _ACTION.encode(action)
@@ -30,6 +30,13 @@ print(json.dumps({
     "extra": obs.model_extra,
     "default": EvilObservation().x_y,
     "command": list(EvilEnv.SPEC.server_command),
+    "reset_doc": EvilEnv.reset.__doc__,
+    "reset_wire": _reset_params({
+        "level": 1,
+        "mode": "c'd",
+        "note": json.load(open("schemas/evil/reset.schema.json"))["properties"]["note"]["default"],
+        "tags": None,
+    }),
 }))
 """
 
@@ -56,6 +63,9 @@ def test_generated_code_runs_nothing_and_keeps_text_verbatim() -> None:
     assert out["extra"] == {"surprise": [1]}
     assert out["default"] == '"""; import os; os.system(\'touch /tmp/envgen-pwned\')#'
     assert out["command"] == ["{python}", "-c", 'print(\'"""\')']
+    reset = json.loads((CASE / "schemas/evil/reset.schema.json").read_text())
+    assert reset["properties"]["level"]["description"] in out["reset_doc"]
+    assert out["reset_wire"] == {"level": 1, "mode": "c'd"}  # the note was its default
 
 
 def test_no_schema_text_outside_literals() -> None:

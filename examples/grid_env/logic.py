@@ -1,8 +1,9 @@
 """Grid logic: walk, turn and pick up items on a seeded board.
 
-The board is `SIZE` x `SIZE`; walls and items are placed from the seed, the agent starts in
-the top-left corner facing east. Picking an item earns 1.0; the episode ends when every
-item is picked or after `MAX_STEPS` steps.
+The board is `size` x `size` (a reset parameter, `SIZE` by default); walls and items are
+placed from the seed, `WALLS` walls, or one on every fourth cell at difficulty "hard"; the
+agent starts in the top-left corner facing east. Picking an item earns 1.0; the episode ends
+when every item is picked or after `MAX_STEPS` steps.
 """
 
 from __future__ import annotations
@@ -28,16 +29,18 @@ Cell = tuple[int, int]
 class GridLogic(EpisodeLogic):
     """Deterministic given the seed: the same actions always see the same board."""
 
-    def _reset(self, seed: int) -> Outcome:
+    def _reset(self, seed: int, size: int = SIZE, difficulty: str = "easy") -> Outcome:
         rng = random.Random(seed)
+        self.size = size
         self.position: Cell = (0, 0)
         self.facing = "east"
         self.inventory: list[str] = []
-        free = [(r, c) for r in range(SIZE) for c in range(SIZE) if (r, c) != (0, 0)]
-        cells = rng.sample(free, len(ITEMS) + WALLS)
+        free = [(r, c) for r in range(size) for c in range(size) if (r, c) != (0, 0)]
+        walls = WALLS if difficulty == "easy" else size * size // 4
+        cells = rng.sample(free, len(ITEMS) + walls)
         self.items: dict[Cell, str] = dict(zip(cells[: len(ITEMS)], ITEMS, strict=True))
         self.walls: set[Cell] = set(cells[len(ITEMS) :])
-        return self._outcome(f"{len(ITEMS)} items hidden on a {SIZE}x{SIZE} grid", 0.0)
+        return self._outcome(f"{len(ITEMS)} items hidden on a {size}x{size} grid", 0.0)
 
     def _step(self, action: dict[str, Any]) -> Outcome:
         kind = action.get("type")
@@ -97,7 +100,7 @@ class GridLogic(EpisodeLogic):
     def _ahead(self) -> Cell | None:
         dr, dc = DELTAS[self.facing]
         row, col = self.position[0] + dr, self.position[1] + dc
-        return (row, col) if 0 <= row < SIZE and 0 <= col < SIZE else None
+        return (row, col) if 0 <= row < self.size and 0 <= col < self.size else None
 
     def _outcome(self, message: str, reward: float) -> Outcome:
         done = not self.items or self.step_count >= MAX_STEPS
@@ -124,7 +127,7 @@ class GridLogic(EpisodeLogic):
         return "item" if cell in self.items else "floor"
 
     def _render(self) -> list[list[str]]:
-        grid = [[FLOOR] * SIZE for _ in range(SIZE)]
+        grid = [[FLOOR] * self.size for _ in range(self.size)]
         for row, col in self.walls:
             grid[row][col] = WALL
         for (row, col), item in self.items.items():
@@ -134,7 +137,7 @@ class GridLogic(EpisodeLogic):
 
     def _state(self) -> dict[str, Any]:
         return {
-            "grid_size": SIZE,
+            "grid_size": self.size,
             "agent_position": {"row": self.position[0], "col": self.position[1]},
             "items_left": len(self.items),
             "inventory": list(self.inventory),

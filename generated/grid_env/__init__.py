@@ -4,8 +4,9 @@
 #   schemas/grid_env/env.toml
 #   schemas/grid_env/action.schema.json
 #   schemas/grid_env/observation.schema.json
+#   schemas/grid_env/reset.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:ae0632092bcc38234857ce5dc522a1367105078b70d243e222aac38bd8d18320
+# Schema hash: sha256:fd5b93076daa1dd7ff63fed30bfcb138feed1a8e0e5dbf20c98a32c0b5b8f9f4
 """Typed client for the grid_env environment, version 0.1.0.
 
 A seeded gridworld: move, turn and pick up items.
@@ -17,6 +18,7 @@ from .models import (
     Cell,
     GridAction,
     GridObservation,
+    GridResetParams,
     GridState,
     MoveAction,
     PickAction,
@@ -32,6 +34,7 @@ __all__ = [
     "GridEnv",
     "GridEnvPool",
     "GridObservation",
+    "GridResetParams",
     "GridState",
     "MoveAction",
     "PickAction",

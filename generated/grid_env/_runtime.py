@@ -4,8 +4,9 @@
 #   schemas/grid_env/env.toml
 #   schemas/grid_env/action.schema.json
 #   schemas/grid_env/observation.schema.json
+#   schemas/grid_env/reset.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:ae0632092bcc38234857ce5dc522a1367105078b70d243e222aac38bd8d18320
+# Schema hash: sha256:fd5b93076daa1dd7ff63fed30bfcb138feed1a8e0e5dbf20c98a32c0b5b8f9f4
 """The envgen-runtime API this package was generated for, checked when it is imported."""
 
 try:

@@ -4,14 +4,15 @@
 #   schemas/grid_env/env.toml
 #   schemas/grid_env/action.schema.json
 #   schemas/grid_env/observation.schema.json
+#   schemas/grid_env/reset.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:ae0632092bcc38234857ce5dc522a1367105078b70d243e222aac38bd8d18320
+# Schema hash: sha256:fd5b93076daa1dd7ff63fed30bfcb138feed1a8e0e5dbf20c98a32c0b5b8f9f4
 """Typed clients and pools for the grid_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal
 
 from envgen_runtime import (
     AsyncEnvClient,
@@ -20,10 +21,11 @@ from envgen_runtime import (
     EnvPool,
     EnvSpec,
     ModelCodec,
+    SlotResult,
     StepResult,
 )
 
-from .models import GridAction, GridObservation, GridState
+from .models import GridAction, GridObservation, GridResetParams, GridState
 
 __all__ = ["AsyncGridEnv", "AsyncGridEnvPool", "GridEnv", "GridEnvPool"]
 
@@ -50,9 +52,29 @@ _SPEC = EnvSpec(
     startup_timeout_s=180.0,
     docker_image="envgen/grid-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:ae0632092bcc38234857ce5dc522a1367105078b70d243e222aac38bd8d18320",
+    schema_hash="sha256:fd5b93076daa1dd7ff63fed30bfcb138feed1a8e0e5dbf20c98a32c0b5b8f9f4",
     auth_token_env=None,
 )
+_RESET: ModelCodec[Any] = ModelCodec(GridResetParams, "reset")
+_RESET_DEFAULTS: dict[str, Any] = {
+    "size": 5,
+    "difficulty": "easy",
+}
+
+
+def _reset_params(values: dict[str, Any]) -> dict[str, Any]:
+    """The reset parameters to send, validated as GridResetParams before anything is sent.
+
+    Arguments left at their default are not sent: the server applies its own default.
+    """
+    given = {
+        key: value
+        for key, value in values.items()
+        if key not in _RESET_DEFAULTS or value != _RESET_DEFAULTS[key]
+    }
+    # encode() validates the JSON it would send against the model (EnvValidationError naming
+    # the field, nothing sent) and returns it: only the keys given.
+    return _RESET.encode(given)
 
 
 class GridEnv(EnvClient[GridAction, GridObservation, GridState]):
@@ -72,6 +94,26 @@ class GridEnv(EnvClient[GridAction, GridObservation, GridState]):
     def _parse_state(self, payload: Mapping[str, Any]) -> GridState:
         return _STATE.decode(payload, strict=self.strict)
 
+    def reset(  # type: ignore[override]
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        size: int = 5,
+        difficulty: Literal["easy", "hard"] = "easy",
+    ) -> StepResult[GridObservation]:
+        """Start a new episode (see ``EnvClient.reset``).
+
+        Reset parameters (GridResetParams), validated before anything is sent;
+        those left at their default are not sent:
+
+        - size (default 5): Rows (and columns) of the square grid.
+        - difficulty (default \"easy\"): easy: 3 walls; hard: a wall on every fourth cell.
+        """
+        params = _reset_params({"size": size, "difficulty": difficulty})
+        return super().reset(seed, episode_id, headers=headers, **params)
+
 
 class AsyncGridEnv(AsyncEnvClient[GridAction, GridObservation, GridState]):
     """Asyncio client for the grid_env environment, version 0.1.0.
@@ -90,14 +132,72 @@ class AsyncGridEnv(AsyncEnvClient[GridAction, GridObservation, GridState]):
     def _parse_state(self, payload: Mapping[str, Any]) -> GridState:
         return _STATE.decode(payload, strict=self.strict)
 
+    async def reset(  # type: ignore[override]
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        size: int = 5,
+        difficulty: Literal["easy", "hard"] = "easy",
+    ) -> StepResult[GridObservation]:
+        """Start a new episode (see ``EnvClient.reset``).
+
+        Reset parameters (GridResetParams), validated before anything is sent;
+        those left at their default are not sent:
+
+        - size (default 5): Rows (and columns) of the square grid.
+        - difficulty (default \"easy\"): easy: 3 walls; hard: a wall on every fourth cell.
+        """
+        params = _reset_params({"size": size, "difficulty": difficulty})
+        return await super().reset(seed, episode_id, headers=headers, **params)
+
 
 class GridEnvPool(EnvPool[GridAction, GridObservation, GridState]):
     """Many grid_env sessions stepped together, blocking (see ``EnvPool``)."""
 
     CLIENT: ClassVar[type[Any] | None] = AsyncGridEnv
 
+    def reset(  # type: ignore[override]
+        self,
+        seeds: int | Sequence[int | None] | None = None,
+        *,
+        slots: Sequence[int] | None = None,
+        size: int = 5,
+        difficulty: Literal["easy", "hard"] = "easy",
+    ) -> list[SlotResult[GridObservation]]:
+        """Start new episodes in ``slots`` (see ``AsyncEnvPool.reset``).
+
+        Reset parameters (GridResetParams), validated before anything is sent;
+        those left at their default are not sent:
+
+        - size (default 5): Rows (and columns) of the square grid.
+        - difficulty (default \"easy\"): easy: 3 walls; hard: a wall on every fourth cell.
+        """
+        params = _reset_params({"size": size, "difficulty": difficulty})
+        return super().reset(seeds, slots=slots, **params)
+
 
 class AsyncGridEnvPool(AsyncEnvPool[GridAction, GridObservation, GridState]):
     """Many grid_env sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
 
     CLIENT: ClassVar[type[Any] | None] = AsyncGridEnv
+
+    async def reset(  # type: ignore[override]
+        self,
+        seeds: int | Sequence[int | None] | None = None,
+        *,
+        slots: Sequence[int] | None = None,
+        size: int = 5,
+        difficulty: Literal["easy", "hard"] = "easy",
+    ) -> list[SlotResult[GridObservation]]:
+        """Start new episodes in ``slots`` (see ``AsyncEnvPool.reset``).
+
+        Reset parameters (GridResetParams), validated before anything is sent;
+        those left at their default are not sent:
+
+        - size (default 5): Rows (and columns) of the square grid.
+        - difficulty (default \"easy\"): easy: 3 walls; hard: a wall on every fourth cell.
+        """
+        params = _reset_params({"size": size, "difficulty": difficulty})
+        return await super().reset(seeds, slots=slots, **params)

@@ -4,8 +4,9 @@
 #   schemas/grid_env/env.toml
 #   schemas/grid_env/action.schema.json
 #   schemas/grid_env/observation.schema.json
+#   schemas/grid_env/reset.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:ae0632092bcc38234857ce5dc522a1367105078b70d243e222aac38bd8d18320
+# Schema hash: sha256:fd5b93076daa1dd7ff63fed30bfcb138feed1a8e0e5dbf20c98a32c0b5b8f9f4
 """Typed models for the grid_env environment (action, observation, state)."""
 
 from __future__ import annotations
@@ -15,6 +16,24 @@ from typing import Annotated, Any, Literal
 from envgen_runtime import EnvModel
 from pydantic import ConfigDict, Field
 from typing_extensions import TypeAliasType
+
+
+class GridResetParams(EnvModel):
+    """
+    How to lay out the board of a new episode.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    size: Annotated[int, Field(ge=4, le=9)] = 5
+    """
+    Rows (and columns) of the square grid.
+    """
+    difficulty: Literal["easy", "hard"] = "easy"
+    """
+    easy: 3 walls; hard: a wall on every fourth cell.
+    """
 
 
 class MoveAction(EnvModel):

@@ -4,8 +4,9 @@
 #   schemas/grid_env/env.toml
 #   schemas/grid_env/action.schema.json
 #   schemas/grid_env/observation.schema.json
+#   schemas/grid_env/reset.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:ae0632092bcc38234857ce5dc522a1367105078b70d243e222aac38bd8d18320
+# Schema hash: sha256:fd5b93076daa1dd7ff63fed30bfcb138feed1a8e0e5dbf20c98a32c0b5b8f9f4
 """Server-side models for the grid_env environment, for an openenv server.
 
 Subclasses of openenv's Action, Observation and State (through envgen_runtime.server), made
@@ -26,6 +27,24 @@ from envgen_runtime.server import (
 )
 from pydantic import ConfigDict, Field
 from typing_extensions import TypeAliasType
+
+
+class GridResetParams(ServerModel):
+    """
+    How to lay out the board of a new episode.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    size: Annotated[int, Field(ge=4, le=9)] = 5
+    """
+    Rows (and columns) of the square grid.
+    """
+    difficulty: Literal["easy", "hard"] = "easy"
+    """
+    easy: 3 walls; hard: a wall on every fourth cell.
+    """
 
 
 class MoveAction(ServerAction):

@@ -263,6 +263,53 @@ def _accepted(method: Any, kwargs: dict[str, Any], skip: frozenset[str] = frozen
     return {k: v for k, v in kwargs.items() if (anything or k in params) and k not in skip}
 
 
+_RESET_OWN = ("seed", "episode_id")
+
+
+def _with_reset_params(environment_cls: type[Any], reset_cls: type[Any] | None) -> type[Any]:
+    """`environment_cls` whose reset validates its other keyword arguments as `reset_cls`.
+
+    The reset parameters (`reset.schema.json`) reach the env's own reset as the validated
+    field values; invalid ones raise pydantic's ValidationError before the env sees them,
+    which both protocols report as a validation failure (WebSocket `VALIDATION_ERROR`,
+    HTTP 422). Without `reset_cls` the class is returned as it is.
+    """
+    if reset_cls is None:
+        return environment_cls
+    own_reset = environment_cls.reset
+    params_cls = reset_cls
+
+    class WithResetParams(environment_cls):
+        def reset(
+            self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+        ) -> Any:
+            params = params_cls.model_validate(kwargs)
+            values = {field: getattr(params, field) for field in type(params).model_fields}
+            given = {"seed": seed, "episode_id": episode_id, **values}
+            return own_reset(self, **_accepted(own_reset, given))
+
+    WithResetParams.__name__ = WithResetParams.__qualname__ = environment_cls.__name__
+    return WithResetParams
+
+
+def _schemas(
+    action_cls: type[Any],
+    observation_cls: type[Any],
+    state_cls: type[Any],
+    reset_cls: type[Any] | None,
+) -> dict[str, Any]:
+    """`GET /schema`: openenv's keys, plus `reset` (the reset parameters) when there are any."""
+    body = {
+        "action": action_cls.model_json_schema(),
+        "observation": observation_cls.model_json_schema(),
+        "reset_observation": observation_cls.model_json_schema(),
+        "state": state_cls.model_json_schema(),
+    }
+    if reset_cls is not None:
+        body["reset"] = reset_cls.model_json_schema()
+    return body
+
+
 def websocket_app(
     environment_cls: type[Any],
     action_cls: type[Any],
@@ -273,17 +320,18 @@ def websocket_app(
     description: str = "",
     version: str = "0.1.0",
     max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+    reset_cls: type[Any] | None = None,
 ) -> Any:
     """openenv 0.10's app: `/ws` sessions, `/health`, `/schema`, `/metadata`."""
     http_server = require("openenv.core.env_server.http_server", _PURPOSE)
     info = _metadata(name, description, version)
 
-    class Served(environment_cls):
+    class Served(_with_reset_params(environment_cls, reset_cls)):  # type: ignore[misc]
         def get_metadata(self) -> Any:
             return info
 
     Served.__name__ = Served.__qualname__ = environment_cls.__name__
-    return http_server.create_app(
+    app = http_server.create_app(
         Served,
         action_cls,
         observation_cls,
@@ -291,6 +339,13 @@ def websocket_app(
         max_concurrent_envs=max_concurrent_envs,
         state_cls=state_cls,
     )
+    if reset_cls is not None:  # openenv's /schema has no place for the reset parameters
+        app.router.routes[:] = [
+            r for r in app.router.routes if getattr(r, "path", None) != "/schema"
+        ]
+        schemas = _schemas(action_cls, observation_cls, state_cls, reset_cls)
+        app.get("/schema")(lambda: schemas)
+    return app
 
 
 def http_app(
@@ -302,6 +357,7 @@ def http_app(
     name: str,
     description: str = "",
     version: str = "0.1.0",
+    reset_cls: type[Any] | None = None,
 ) -> Any:
     """A stateful HTTP app: one environment kept across `/reset`, `/step` and `/state`."""
     require("fastapi", _PURPOSE)
@@ -309,7 +365,7 @@ def http_app(
     from fastapi.responses import JSONResponse
 
     serialization = require("openenv.core.env_server.serialization", _PURPOSE)
-    env = environment_cls()
+    env = _with_reset_params(environment_cls, reset_cls)()
     lock = threading.Lock()  # FastAPI runs plain endpoints in a thread pool
     info = _metadata(name, description, version)
     app = FastAPI(title=name, description=description, version=version)
@@ -367,12 +423,7 @@ def http_app(
 
     @app.get("/schema")
     def schema() -> dict[str, Any]:
-        return {
-            "action": action_cls.model_json_schema(),
-            "observation": observation_cls.model_json_schema(),
-            "reset_observation": observation_cls.model_json_schema(),
-            "state": state_cls.model_json_schema(),
-        }
+        return _schemas(action_cls, observation_cls, state_cls, reset_cls)
 
     return app
 
@@ -390,11 +441,22 @@ def serve(
     port: int = 8000,
     protocol: str = "websocket",
     max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+    reset_cls: type[Any] | None = None,
 ) -> None:
-    """Serve the environment with uvicorn until the process is stopped."""
+    """Serve the environment with uvicorn until the process is stopped.
+
+    `reset_cls` (the generated `<Prefix>ResetParams`, when the env has `reset.schema.json`)
+    validates reset's keyword arguments beyond seed and episode_id, and is published in
+    `GET /schema` under `reset`.
+    """
     uvicorn = require("uvicorn", _PURPOSE)
     models = (environment_cls, action_cls, observation_cls, state_cls)
-    info: dict[str, Any] = {"name": name, "description": description, "version": version}
+    info: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "version": version,
+        "reset_cls": reset_cls,
+    }
     if protocol == "websocket":
         app = websocket_app(*models, **info, max_concurrent_envs=max_concurrent_envs)
     elif protocol == "http":
@@ -415,6 +477,7 @@ def main(
     version: str = "0.1.0",
     max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
     argv: Sequence[str] | None = None,
+    reset_cls: type[Any] | None = None,
 ) -> None:
     """Parse `--host/--port/--protocol` (as env.toml's `[server] command` passes them); serve."""
     parser = argparse.ArgumentParser(prog=name, description=description or None)
@@ -434,4 +497,5 @@ def main(
         port=args.port,
         protocol=args.protocol,
         max_concurrent_envs=max_concurrent_envs,
+        reset_cls=reset_cls,
     )

@@ -2,10 +2,12 @@
 # Regenerate with: envgen generate dataclass_env
 # Sources:
 #   schemas/dataclass_env/env.toml
+#   schemas/_shared/point.schema.json
 #   schemas/dataclass_env/action.schema.json
 #   schemas/dataclass_env/observation.schema.json
+#   schemas/dataclass_env/reset.schema.json
 #   schemas/dataclass_env/state.schema.json
-# Schema hash: sha256:1b23e665ca69344b23d95626bc9dfc33b1bb9d1681c5ef538302a78864ed9229
+# Schema hash: sha256:164ceb8481563328d0eefbef00904c7c4c5b7ac91f6c7c54c0447b9f0c610de4
 """Typed client for the dataclass_env environment, version 0.3.0.
 
 Models as pydantic dataclasses: bounded float arrays.
@@ -13,7 +15,15 @@ Models as pydantic dataclasses: bounded float arrays.
 
 from ._runtime import RUNTIME_API
 from .client import AsyncDataclassEnv, AsyncDataclassEnvPool, DataclassEnv, DataclassEnvPool
-from .models import Angle, DataclassAction, DataclassObservation, DataclassState, Torque
+from .models import (
+    Angle,
+    DataclassAction,
+    DataclassObservation,
+    DataclassResetParams,
+    DataclassState,
+    Point,
+    Torque,
+)
 
 __all__ = [
     "Angle",
@@ -23,7 +33,9 @@ __all__ = [
     "DataclassEnv",
     "DataclassEnvPool",
     "DataclassObservation",
+    "DataclassResetParams",
     "DataclassState",
+    "Point",
     "RUNTIME_API",
     "Torque",
 ]

@@ -2,10 +2,12 @@
 # Regenerate with: envgen generate dataclass_env
 # Sources:
 #   schemas/dataclass_env/env.toml
+#   schemas/_shared/point.schema.json
 #   schemas/dataclass_env/action.schema.json
 #   schemas/dataclass_env/observation.schema.json
+#   schemas/dataclass_env/reset.schema.json
 #   schemas/dataclass_env/state.schema.json
-# Schema hash: sha256:1b23e665ca69344b23d95626bc9dfc33b1bb9d1681c5ef538302a78864ed9229
+# Schema hash: sha256:164ceb8481563328d0eefbef00904c7c4c5b7ac91f6c7c54c0447b9f0c610de4
 """The envgen-runtime API this package was generated for, checked when it is imported."""
 
 try:

@@ -2,15 +2,17 @@
 # Regenerate with: envgen generate dataclass_env
 # Sources:
 #   schemas/dataclass_env/env.toml
+#   schemas/_shared/point.schema.json
 #   schemas/dataclass_env/action.schema.json
 #   schemas/dataclass_env/observation.schema.json
+#   schemas/dataclass_env/reset.schema.json
 #   schemas/dataclass_env/state.schema.json
-# Schema hash: sha256:1b23e665ca69344b23d95626bc9dfc33b1bb9d1681c5ef538302a78864ed9229
+# Schema hash: sha256:164ceb8481563328d0eefbef00904c7c4c5b7ac91f6c7c54c0447b9f0c610de4
 """Typed clients and pools for the dataclass_env environment: blocking and asyncio."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from envgen_runtime import (
@@ -20,10 +22,17 @@ from envgen_runtime import (
     EnvPool,
     EnvSpec,
     ModelCodec,
+    SlotResult,
     StepResult,
 )
 
-from .models import DataclassAction, DataclassObservation, DataclassState
+from .models import (
+    DataclassAction,
+    DataclassObservation,
+    DataclassResetParams,
+    DataclassState,
+    Point,
+)
 
 __all__ = ["AsyncDataclassEnv", "AsyncDataclassEnvPool", "DataclassEnv", "DataclassEnvPool"]
 
@@ -40,9 +49,29 @@ _SPEC = EnvSpec(
     startup_timeout_s=60.0,
     docker_image=None,
     docker_port=8000,
-    schema_hash="sha256:1b23e665ca69344b23d95626bc9dfc33b1bb9d1681c5ef538302a78864ed9229",
+    schema_hash="sha256:164ceb8481563328d0eefbef00904c7c4c5b7ac91f6c7c54c0447b9f0c610de4",
     auth_token_env=None,
 )
+_RESET: ModelCodec[Any] = ModelCodec(DataclassResetParams, "reset")
+_RESET_DEFAULTS: dict[str, Any] = {
+    "speed": 1.0,
+    "target": None,
+}
+
+
+def _reset_params(values: dict[str, Any]) -> dict[str, Any]:
+    """The reset parameters to send, validated as DataclassResetParams before anything is sent.
+
+    Arguments left at their default are not sent: the server applies its own default.
+    """
+    given = {
+        key: value
+        for key, value in values.items()
+        if key not in _RESET_DEFAULTS or value != _RESET_DEFAULTS[key]
+    }
+    # encode() validates the JSON it would send against the model (EnvValidationError naming
+    # the field, nothing sent) and returns it: only the keys given.
+    return _RESET.encode(given)
 
 
 class DataclassEnv(EnvClient[DataclassAction, DataclassObservation, DataclassState]):
@@ -62,6 +91,26 @@ class DataclassEnv(EnvClient[DataclassAction, DataclassObservation, DataclassSta
     def _parse_state(self, payload: Mapping[str, Any]) -> DataclassState:
         return _STATE.decode(payload, strict=self.strict)
 
+    def reset(  # type: ignore[override]
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        speed: float = 1.0,
+        target: Point | None = None,
+    ) -> StepResult[DataclassObservation]:
+        """Start a new episode (see ``EnvClient.reset``).
+
+        Reset parameters (DataclassResetParams), validated before anything is sent;
+        those left at their default are not sent:
+
+        - speed (default 1.0): Joint speed limit.
+        - target (optional)
+        """
+        params = _reset_params({"speed": speed, "target": target})
+        return super().reset(seed, episode_id, headers=headers, **params)
+
 
 class AsyncDataclassEnv(AsyncEnvClient[DataclassAction, DataclassObservation, DataclassState]):
     """Asyncio client for the dataclass_env environment, version 0.3.0.
@@ -80,14 +129,72 @@ class AsyncDataclassEnv(AsyncEnvClient[DataclassAction, DataclassObservation, Da
     def _parse_state(self, payload: Mapping[str, Any]) -> DataclassState:
         return _STATE.decode(payload, strict=self.strict)
 
+    async def reset(  # type: ignore[override]
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        speed: float = 1.0,
+        target: Point | None = None,
+    ) -> StepResult[DataclassObservation]:
+        """Start a new episode (see ``EnvClient.reset``).
+
+        Reset parameters (DataclassResetParams), validated before anything is sent;
+        those left at their default are not sent:
+
+        - speed (default 1.0): Joint speed limit.
+        - target (optional)
+        """
+        params = _reset_params({"speed": speed, "target": target})
+        return await super().reset(seed, episode_id, headers=headers, **params)
+
 
 class DataclassEnvPool(EnvPool[DataclassAction, DataclassObservation, DataclassState]):
     """Many dataclass_env sessions stepped together, blocking (see ``EnvPool``)."""
 
     CLIENT: ClassVar[type[Any] | None] = AsyncDataclassEnv
 
+    def reset(  # type: ignore[override]
+        self,
+        seeds: int | Sequence[int | None] | None = None,
+        *,
+        slots: Sequence[int] | None = None,
+        speed: float = 1.0,
+        target: Point | None = None,
+    ) -> list[SlotResult[DataclassObservation]]:
+        """Start new episodes in ``slots`` (see ``AsyncEnvPool.reset``).
+
+        Reset parameters (DataclassResetParams), validated before anything is sent;
+        those left at their default are not sent:
+
+        - speed (default 1.0): Joint speed limit.
+        - target (optional)
+        """
+        params = _reset_params({"speed": speed, "target": target})
+        return super().reset(seeds, slots=slots, **params)
+
 
 class AsyncDataclassEnvPool(AsyncEnvPool[DataclassAction, DataclassObservation, DataclassState]):
     """Many dataclass_env sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
 
     CLIENT: ClassVar[type[Any] | None] = AsyncDataclassEnv
+
+    async def reset(  # type: ignore[override]
+        self,
+        seeds: int | Sequence[int | None] | None = None,
+        *,
+        slots: Sequence[int] | None = None,
+        speed: float = 1.0,
+        target: Point | None = None,
+    ) -> list[SlotResult[DataclassObservation]]:
+        """Start new episodes in ``slots`` (see ``AsyncEnvPool.reset``).
+
+        Reset parameters (DataclassResetParams), validated before anything is sent;
+        those left at their default are not sent:
+
+        - speed (default 1.0): Joint speed limit.
+        - target (optional)
+        """
+        params = _reset_params({"speed": speed, "target": target})
+        return await super().reset(seeds, slots=slots, **params)

@@ -2,10 +2,12 @@
 # Regenerate with: envgen generate dataclass_env
 # Sources:
 #   schemas/dataclass_env/env.toml
+#   schemas/_shared/point.schema.json
 #   schemas/dataclass_env/action.schema.json
 #   schemas/dataclass_env/observation.schema.json
+#   schemas/dataclass_env/reset.schema.json
 #   schemas/dataclass_env/state.schema.json
-# Schema hash: sha256:1b23e665ca69344b23d95626bc9dfc33b1bb9d1681c5ef538302a78864ed9229
+# Schema hash: sha256:164ceb8481563328d0eefbef00904c7c4c5b7ac91f6c7c54c0447b9f0c610de4
 """Typed models for the dataclass_env environment (action, observation, state)."""
 
 from __future__ import annotations
@@ -40,3 +42,18 @@ class DataclassObservation:
 class DataclassState:
     step_count: int = 0
     target: list[float] = Field(default_factory=lambda: [0.5, 0.5])
+
+
+@dataclass(config=ConfigDict(extra="forbid"))
+class Point:
+    row: Annotated[int, Field(ge=0)]
+    col: Annotated[int, Field(ge=0)]
+
+
+@dataclass(config=ConfigDict(extra="forbid"))
+class DataclassResetParams:
+    speed: Annotated[float, Field(ge=0.0)] = 1.0
+    """
+    Joint speed limit.
+    """
+    target: Point | None = None

@@ -2,10 +2,12 @@
 # Regenerate with: envgen generate dataclass_env
 # Sources:
 #   schemas/dataclass_env/env.toml
+#   schemas/_shared/point.schema.json
 #   schemas/dataclass_env/action.schema.json
 #   schemas/dataclass_env/observation.schema.json
+#   schemas/dataclass_env/reset.schema.json
 #   schemas/dataclass_env/state.schema.json
-# Schema hash: sha256:1b23e665ca69344b23d95626bc9dfc33b1bb9d1681c5ef538302a78864ed9229
+# Schema hash: sha256:164ceb8481563328d0eefbef00904c7c4c5b7ac91f6c7c54c0447b9f0c610de4
 """Server-side models for the dataclass_env environment, for an openenv server.
 
 Subclasses of openenv's Action, Observation and State (through envgen_runtime.server), made
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from envgen_runtime.server import ServerAction, ServerObservation, ServerState
+from envgen_runtime.server import ServerAction, ServerModel, ServerObservation, ServerState
 from pydantic import ConfigDict, Field
 from typing_extensions import TypeAliasType
 
@@ -44,3 +46,22 @@ class DataclassObservation(ServerObservation):
 
 class DataclassState(ServerState):
     target: list[float] = [0.5, 0.5]
+
+
+class Point(ServerModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    row: Annotated[int, Field(ge=0)]
+    col: Annotated[int, Field(ge=0)]
+
+
+class DataclassResetParams(ServerModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    speed: Annotated[float, Field(ge=0.0)] = 1.0
+    """
+    Joint speed limit.
+    """
+    target: Annotated[Point | None, Field(json_schema_extra={"x-envgen-omit-none": True})] = None

@@ -4,8 +4,9 @@
 #   schemas/evil/env.toml
 #   schemas/evil/action.schema.json
 #   schemas/evil/observation.schema.json
+#   schemas/evil/reset.schema.json
 #   schemas/evil/state.schema.json
-# Schema hash: sha256:10e31e8e504690c146957d297028ca7790d0e363911433cf8223c791ebe5210b
+# Schema hash: sha256:2fad972a4ca5006e763c818f89dcb40e297cb6ecf5d0b3d57eaf48d557f369f4
 """Typed client for the evil environment, version 1.0.0.
 
 Tries to inject: \"\"\" ''' {{ 7*7 }} {% raw %} __import__('os').system('touch /tmp/envgen-pwned') \\ end\\
@@ -13,7 +14,7 @@ Tries to inject: \"\"\" ''' {{ 7*7 }} {% raw %} __import__('os').system('touch /
 
 from ._runtime import RUNTIME_API
 from .client import AsyncEvilEnv, AsyncEvilEnvPool, EvilEnv, EvilEnvPool
-from .models import EvilAction, EvilObservation, EvilState, Node
+from .models import EvilAction, EvilObservation, EvilResetParams, EvilState, Node
 
 __all__ = [
     "AsyncEvilEnv",
@@ -22,6 +23,7 @@ __all__ = [
     "EvilEnv",
     "EvilEnvPool",
     "EvilObservation",
+    "EvilResetParams",
     "EvilState",
     "Node",
     "RUNTIME_API",

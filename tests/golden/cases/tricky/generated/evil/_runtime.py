@@ -4,8 +4,9 @@
 #   schemas/evil/env.toml
 #   schemas/evil/action.schema.json
 #   schemas/evil/observation.schema.json
+#   schemas/evil/reset.schema.json
 #   schemas/evil/state.schema.json
-# Schema hash: sha256:10e31e8e504690c146957d297028ca7790d0e363911433cf8223c791ebe5210b
+# Schema hash: sha256:2fad972a4ca5006e763c818f89dcb40e297cb6ecf5d0b3d57eaf48d557f369f4
 """The envgen-runtime API this package was generated for, checked when it is imported."""
 
 try:

@@ -4,14 +4,15 @@
 #   schemas/evil/env.toml
 #   schemas/evil/action.schema.json
 #   schemas/evil/observation.schema.json
+#   schemas/evil/reset.schema.json
 #   schemas/evil/state.schema.json
-# Schema hash: sha256:10e31e8e504690c146957d297028ca7790d0e363911433cf8223c791ebe5210b
+# Schema hash: sha256:2fad972a4ca5006e763c818f89dcb40e297cb6ecf5d0b3d57eaf48d557f369f4
 """Typed clients and pools for the evil environment: blocking and asyncio."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal
 
 from envgen_runtime import (
     AsyncEnvClient,
@@ -20,10 +21,11 @@ from envgen_runtime import (
     EnvPool,
     EnvSpec,
     ModelCodec,
+    SlotResult,
     StepResult,
 )
 
-from .models import EvilAction, EvilObservation, EvilState
+from .models import EvilAction, EvilObservation, EvilResetParams, EvilState
 
 __all__ = ["AsyncEvilEnv", "AsyncEvilEnvPool", "EvilEnv", "EvilEnvPool"]
 
@@ -40,9 +42,30 @@ _SPEC = EnvSpec(
     startup_timeout_s=60.0,
     docker_image=None,
     docker_port=8000,
-    schema_hash="sha256:10e31e8e504690c146957d297028ca7790d0e363911433cf8223c791ebe5210b",
+    schema_hash="sha256:2fad972a4ca5006e763c818f89dcb40e297cb6ecf5d0b3d57eaf48d557f369f4",
     auth_token_env=None,
 )
+_RESET: ModelCodec[Any] = ModelCodec(EvilResetParams, "reset")
+_RESET_DEFAULTS: dict[str, Any] = {
+    "mode": 'a"b',
+    "note": '"""; import os; os.system(\'touch /tmp/envgen-pwned\')#',
+    "tags": None,
+}
+
+
+def _reset_params(values: dict[str, Any]) -> dict[str, Any]:
+    """The reset parameters to send, validated as EvilResetParams before anything is sent.
+
+    Arguments left at their default are not sent: the server applies its own default.
+    """
+    given = {
+        key: value
+        for key, value in values.items()
+        if key not in _RESET_DEFAULTS or value != _RESET_DEFAULTS[key]
+    }
+    # encode() validates the JSON it would send against the model (EnvValidationError naming
+    # the field, nothing sent) and returns it: only the keys given.
+    return _RESET.encode(given)
 
 
 class EvilEnv(EnvClient[EvilAction, EvilObservation, EvilState]):
@@ -62,6 +85,30 @@ class EvilEnv(EnvClient[EvilAction, EvilObservation, EvilState]):
     def _parse_state(self, payload: Mapping[str, Any]) -> EvilState:
         return _STATE.decode(payload, strict=self.strict)
 
+    def reset(  # type: ignore[override]
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        level: int,
+        mode: Literal['a"b', "c'd", "\\"] = 'a"b',
+        note: str = '"""; import os; os.system(\'touch /tmp/envgen-pwned\')#',
+        tags: list[str] | None = None,
+    ) -> StepResult[EvilObservation]:
+        """Start a new episode (see ``EnvClient.reset``).
+
+        Reset parameters (EvilResetParams), validated before anything is sent;
+        those left at their default are not sent:
+
+        - level (required): \"\"\"; __import__('os').system('touch /tmp/envgen-pwned') #
+        - mode (default \"a\\\"b\"): '''\"\"\"\\
+        - note (default \"\\\"\\\"\\\"; import os; os.system('touch /tmp/envgen-pwned')#\")
+        - tags (default [\"x\"]): </code> | <script>alert(1)</script> --> <!--
+        """
+        params = _reset_params({"level": level, "mode": mode, "note": note, "tags": tags})
+        return super().reset(seed, episode_id, headers=headers, **params)
+
 
 class AsyncEvilEnv(AsyncEnvClient[EvilAction, EvilObservation, EvilState]):
     """Asyncio client for the evil environment, version 1.0.0.
@@ -80,14 +127,84 @@ class AsyncEvilEnv(AsyncEnvClient[EvilAction, EvilObservation, EvilState]):
     def _parse_state(self, payload: Mapping[str, Any]) -> EvilState:
         return _STATE.decode(payload, strict=self.strict)
 
+    async def reset(  # type: ignore[override]
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        level: int,
+        mode: Literal['a"b', "c'd", "\\"] = 'a"b',
+        note: str = '"""; import os; os.system(\'touch /tmp/envgen-pwned\')#',
+        tags: list[str] | None = None,
+    ) -> StepResult[EvilObservation]:
+        """Start a new episode (see ``EnvClient.reset``).
+
+        Reset parameters (EvilResetParams), validated before anything is sent;
+        those left at their default are not sent:
+
+        - level (required): \"\"\"; __import__('os').system('touch /tmp/envgen-pwned') #
+        - mode (default \"a\\\"b\"): '''\"\"\"\\
+        - note (default \"\\\"\\\"\\\"; import os; os.system('touch /tmp/envgen-pwned')#\")
+        - tags (default [\"x\"]): </code> | <script>alert(1)</script> --> <!--
+        """
+        params = _reset_params({"level": level, "mode": mode, "note": note, "tags": tags})
+        return await super().reset(seed, episode_id, headers=headers, **params)
+
 
 class EvilEnvPool(EnvPool[EvilAction, EvilObservation, EvilState]):
     """Many evil sessions stepped together, blocking (see ``EnvPool``)."""
 
     CLIENT: ClassVar[type[Any] | None] = AsyncEvilEnv
 
+    def reset(  # type: ignore[override]
+        self,
+        seeds: int | Sequence[int | None] | None = None,
+        *,
+        slots: Sequence[int] | None = None,
+        level: int,
+        mode: Literal['a"b', "c'd", "\\"] = 'a"b',
+        note: str = '"""; import os; os.system(\'touch /tmp/envgen-pwned\')#',
+        tags: list[str] | None = None,
+    ) -> list[SlotResult[EvilObservation]]:
+        """Start new episodes in ``slots`` (see ``AsyncEnvPool.reset``).
+
+        Reset parameters (EvilResetParams), validated before anything is sent;
+        those left at their default are not sent:
+
+        - level (required): \"\"\"; __import__('os').system('touch /tmp/envgen-pwned') #
+        - mode (default \"a\\\"b\"): '''\"\"\"\\
+        - note (default \"\\\"\\\"\\\"; import os; os.system('touch /tmp/envgen-pwned')#\")
+        - tags (default [\"x\"]): </code> | <script>alert(1)</script> --> <!--
+        """
+        params = _reset_params({"level": level, "mode": mode, "note": note, "tags": tags})
+        return super().reset(seeds, slots=slots, **params)
+
 
 class AsyncEvilEnvPool(AsyncEnvPool[EvilAction, EvilObservation, EvilState]):
     """Many evil sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
 
     CLIENT: ClassVar[type[Any] | None] = AsyncEvilEnv
+
+    async def reset(  # type: ignore[override]
+        self,
+        seeds: int | Sequence[int | None] | None = None,
+        *,
+        slots: Sequence[int] | None = None,
+        level: int,
+        mode: Literal['a"b', "c'd", "\\"] = 'a"b',
+        note: str = '"""; import os; os.system(\'touch /tmp/envgen-pwned\')#',
+        tags: list[str] | None = None,
+    ) -> list[SlotResult[EvilObservation]]:
+        """Start new episodes in ``slots`` (see ``AsyncEnvPool.reset``).
+
+        Reset parameters (EvilResetParams), validated before anything is sent;
+        those left at their default are not sent:
+
+        - level (required): \"\"\"; __import__('os').system('touch /tmp/envgen-pwned') #
+        - mode (default \"a\\\"b\"): '''\"\"\"\\
+        - note (default \"\\\"\\\"\\\"; import os; os.system('touch /tmp/envgen-pwned')#\")
+        - tags (default [\"x\"]): </code> | <script>alert(1)</script> --> <!--
+        """
+        params = _reset_params({"level": level, "mode": mode, "note": note, "tags": tags})
+        return await super().reset(seeds, slots=slots, **params)

@@ -4,8 +4,9 @@
 #   schemas/evil/env.toml
 #   schemas/evil/action.schema.json
 #   schemas/evil/observation.schema.json
+#   schemas/evil/reset.schema.json
 #   schemas/evil/state.schema.json
-# Schema hash: sha256:10e31e8e504690c146957d297028ca7790d0e363911433cf8223c791ebe5210b
+# Schema hash: sha256:2fad972a4ca5006e763c818f89dcb40e297cb6ecf5d0b3d57eaf48d557f369f4
 """Server-side models for the evil environment, for an openenv server.
 
 Subclasses of openenv's Action, Observation and State (through envgen_runtime.server), made
@@ -93,6 +94,29 @@ class EvilObservation(ServerObservation):
     ] = None
     """
     not an identifier
+    """
+
+
+class EvilResetParams(ServerModel):
+    """
+    \"\"\" + __import__('os').system('touch /tmp/envgen-pwned') + \"\"\" {{ 7*7 }} \\
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    level: Annotated[int, Field(ge=0)]
+    """
+    \"\"\"; __import__('os').system('touch /tmp/envgen-pwned') #
+    """
+    mode: Literal['a"b', "c'd", "\\"] = 'a"b'
+    """
+    '''\"\"\"\\
+    """
+    note: str = '"""; import os; os.system(\'touch /tmp/envgen-pwned\')#'
+    tags: list[str] = ["x"]
+    """
+    </code> | <script>alert(1)</script> --> <!--
     """
 
 
