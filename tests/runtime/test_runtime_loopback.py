@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from envgen_runtime._websocket import WebSocketCommon
+from envgen_runtime import AsyncWebSocketTransport, WebSocketTransport
 
 
-@pytest.mark.parametrize("asynchronous", [False, True])
-def test_loopback_sessions_skip_proxy_and_compression(asynchronous: bool) -> None:
-    local = WebSocketCommon("http://127.0.0.1:8000")._connect_options({}, asynchronous=asynchronous)
+@pytest.mark.parametrize("kind", [WebSocketTransport, AsyncWebSocketTransport])
+def test_loopback_sessions_skip_proxy_and_compression(
+    kind: type[WebSocketTransport] | type[AsyncWebSocketTransport],
+) -> None:
+    local = kind("http://127.0.0.1:8000")._connect_options({})
     assert local["compression"] is None and local["proxy"] is None
-    remote = WebSocketCommon("https://env.example.com")._connect_options(
-        {}, asynchronous=asynchronous
-    )
+    remote = kind("https://env.example.com")._connect_options({})
     assert "compression" not in remote and "proxy" not in remote  # the library's defaults

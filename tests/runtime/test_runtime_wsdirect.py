@@ -25,8 +25,15 @@ from envgen_runtime import (
     ProtocolError,
     WebSocketTransport,
     _wsdirect,
+    _wsframes,
 )
-from envgen_runtime._wsdirect import KEEPER, DirectConnection, connect_direct, direct_allowed
+from envgen_runtime._wsdirect import (
+    KEEPER,
+    DirectConnection,
+    ThreadedConnection,
+    connect_direct,
+    direct_allowed,
+)
 from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK
 from websockets.sync.client import ClientConnection
 from websockets.sync.server import serve
@@ -72,7 +79,7 @@ def fast_keeper(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def direct(url: str, **options: Any) -> DirectConnection:
     options.setdefault("close_timeout", 2.0)
-    return connect_direct("ws" + url.removeprefix("http") + "/ws", open_timeout=5, **options)
+    return connect_direct("ws" + url.removeprefix("http") + "/ws", {"open_timeout": 5, **options})
 
 
 # --------------------------------------------------------------------------- real server
@@ -96,7 +103,8 @@ def test_real_server_fallback_when_disabled(ws_url: str, monkeypatch: pytest.Mon
     with CounterEnv(ws_url) as env:
         env.reset()
         assert isinstance(env.transport, WebSocketTransport)
-        assert isinstance(env.transport._conn, ClientConnection)
+        assert isinstance(env.transport._conn, ThreadedConnection)
+        assert isinstance(env.transport._conn.conn, ClientConnection)
         assert env.step(CounterAction(message="threaded")).observation.echoed == "threaded"
 
 
@@ -180,8 +188,8 @@ def _silent_server(accepted: list[socket.socket]) -> tuple[socket.socket, str]:
 def test_keeper_pings_a_silent_server_and_fails_the_connection(
     fast_keeper: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_wsdirect, "PING_INTERVAL_S", 0.2)
-    monkeypatch.setattr(_wsdirect, "PING_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(_wsframes, "PING_INTERVAL_S", 0.2)
+    monkeypatch.setattr(_wsframes, "PING_TIMEOUT_S", 0.3)
     accepted: list[socket.socket] = []
     listener, url = _silent_server(accepted)
     try:
@@ -436,7 +444,7 @@ def test_handshake_refused_is_a_server_error() -> None:
         transport.close()
 
 
-def test_redirect_is_followed_by_the_threaded_client() -> None:
+def test_redirect_is_followed() -> None:
     with ws_server(counting) as target:
 
         def redirect(conn: Any, request: Any) -> Any:
@@ -447,7 +455,7 @@ def test_redirect_is_followed_by_the_threaded_client() -> None:
         with ws_server(counting, process_request=redirect) as url:
             transport = WebSocketTransport(url, timeout_s=5)
             assert transport.request("state", {}) == {"count": 1}
-            assert isinstance(transport._conn, ClientConnection)
+            assert isinstance(transport._conn, DirectConnection)  # followed by the engine
             transport.close()
 
 

@@ -1,0 +1,633 @@
+"""The OpenEnv ``/ws`` session engine: everything about a session except moving bytes.
+
+One ``/ws`` connection is one server session (one episode). Messages: ``{"type":
+"reset"|"step", "data": {...}}`` -> ``{"type": "observation", "data": {...}}``; ``{"type":
+"state"}`` -> ``{"type": "state", "data": {...}}``; failures come back as ``{"type": "error",
+"data": {"message", "code", ...}}``.
+
+Replies carry no request id, so a reply that arrives after its request timed out would be
+read as the answer to the next request. A receive timeout therefore closes the socket: that
+server session and its episode are lost. After a session is lost (timeout, server close,
+protocol error) the transport never quietly opens a new one for ``step`` or ``state``: they
+raise ``SessionLostError``, because a new session is a fresh server-side environment.
+``reset`` (which starts a new episode anyway) and ``reconnect()`` open a new session, and a
+``reset`` on a session the server closed while idle goes to a new session once.
+
+Headers travel only with the handshake: per-call headers are sent when that call opens the
+session; on an open session they must already have been sent, else ValueError.
+
+``WebSocketCommon`` makes these decisions for both shells (``_websocket`` on a blocking
+socket, ``_websocket_async`` on asyncio), which only open connections, move bytes and wait.
+The frame level (handshake bytes, frames, pings) is ``_wsframes``. websockets' exceptions
+are mapped here (``map_websockets``), next to the engine that raises them; this module does
+not import websockets (it is imported with the package).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from types import TracebackType
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+from ._errormap import map_exception
+from ._exceptions import (
+    EnvConnectionError,
+    EnvgenRuntimeError,
+    EnvTimeoutError,
+    ProtocolError,
+    ServerError,
+    ServerValidationError,
+    SessionLostError,
+    issues_from_wire,
+)
+from ._headers import RedactingLogger, TraceContext, check_headers, has_header, merge_headers
+from ._result import dumps_body, parse_json_object, request_role
+from ._text import BODY_LIMIT, quote, redact_url, truncate
+from ._transport import Op, is_loopback_url
+
+__all__ = [
+    "CLOSE_MESSAGE",
+    "SESSION_ENDING_CODES",
+    "TIMEOUT_HINT",
+    "Attempt",
+    "Catcher",
+    "Flow",
+    "WebSocketCommon",
+    "ends_session",
+    "map_websockets",
+    "map_ws_exception",
+    "websocket_url",
+    "ws_error",
+]
+
+_SCHEMES = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}
+TIMEOUT_HINT = (
+    "; the WebSocket was closed so a late reply cannot be taken for the next one: the server "
+    "session and its episode are lost (call reset() to start a new episode on a new session)"
+)
+_EXPECTED_REPLY: dict[str, str] = {"reset": "observation", "step": "observation", "state": "state"}
+CLOSE_MESSAGE = '{"type":"close"}'
+SESSION_ENDING_CODES = frozenset({"CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"})
+"""Server error codes after which an OpenEnv server closes the WebSocket itself."""
+_MESSAGE_TOO_BIG = 1009  # the WebSocket close code a client sends for a message too big
+
+
+class Connection(Protocol):
+    """What the engine needs of a shell's open connection."""
+
+    def buffered(self) -> list[str | bytes]:
+        """Messages received but not read yet (without waiting)."""
+        ...
+
+    def abort(self) -> None:
+        """Close now, without waiting for the server's side of the close."""
+        ...
+
+
+def websocket_url(base_url: str) -> str:
+    """The ``/ws`` endpoint for a base URL (http -> ws, https -> wss)."""
+    parts = urlsplit(base_url)
+    scheme = _SCHEMES.get(parts.scheme)
+    if scheme is None:
+        raise ValueError(
+            "WebSocketTransport needs an http(s):// or ws(s):// base URL, "
+            f"got {redact_url(base_url)}"
+        )
+    path = parts.path.rstrip("/")
+    if not path.endswith("/ws"):
+        path += "/ws"
+    return urlunsplit((scheme, parts.netloc, path, parts.query, ""))
+
+
+def ends_session(error: EnvgenRuntimeError) -> bool:
+    """Whether a failed exchange leaves the stream unusable (so the session is dropped).
+
+    Only a server error message that the server does not follow with a close (a failed
+    step, a rejected action) keeps the session: the stream is still in step.
+    """
+    return not (isinstance(error, ServerError) and error.code not in SESSION_ENDING_CODES)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def ws_error(data: Any, *, op: str, raw: str) -> ServerError:
+    """ServerError for an OpenEnv ``{"type": "error"}`` message, carrying its ``code``."""
+    body = truncate(raw, BODY_LIMIT)
+    if not isinstance(data, Mapping):
+        return ServerError(None, body, op, message=f"{op} failed: server error: {quote(raw)}")
+    code = data.get("code")
+    code_str = str(code) if code is not None else None
+    text = data.get("message")
+    text_str = str(text) if text is not None else quote(raw)
+    if code_str == "VALIDATION_ERROR":
+        issues = issues_from_wire(data.get("errors"))
+        if issues is not None:
+            return ServerValidationError(
+                request_role(op), issues, status=None, body=body, op=op, code=code_str
+            )
+    hint = ""
+    if code_str == "CAPACITY_REACHED":
+        hint = " (the server holds its maximum number of sessions; close other clients or retry)"
+    elif code_str in SESSION_ENDING_CODES:
+        hint = " (the server closed the session)"
+    message = f"{op} failed: server error {code_str or 'UNKNOWN'}{hint}: {truncate(text_str)}"
+    return ServerError(None, body, op, code=code_str, message=message)
+
+
+def map_websockets(
+    exc: BaseException, ws_exc: Any, *, op: str, url: str, connect: bool
+) -> EnvgenRuntimeError:
+    """The runtime error for an exception of ``websockets.exceptions`` (module ``ws_exc``)."""
+    where = redact_url(url)
+    if isinstance(exc, ws_exc.ConnectionClosed):
+        sent = exc.sent
+        if sent is not None and sent.code == _MESSAGE_TOO_BIG:
+            received = truncate(sent.reason, 200)
+            return ProtocolError(
+                f"{op} failed: the reply from {where} is larger than this client accepts "
+                f"({received}), so the client refused it and closed the WebSocket (code "
+                "1009); that session and its episode are gone. Raise the limit with the "
+                "client option max_message_bytes=... (None: no limit), then call reset()",
+                received=received,
+                op=op,
+            )
+        frame = exc.rcvd
+        if frame is None:
+            detail = "no close frame"
+        else:
+            detail = f"close code {frame.code}"
+            if frame.reason:
+                detail += f", reason {truncate(frame.reason, 200)!r}"
+        return EnvConnectionError(
+            f"{op} failed: the server closed the WebSocket {where} ({detail}); that session "
+            "and its episode are gone (call reset() to start a new episode on a new session)",
+            op=op,
+            url=url,
+            during_connect=connect,
+        )
+    if isinstance(exc, ws_exc.InvalidStatus):
+        response = exc.response
+        status = int(response.status_code)
+        body = quote(response.body or b"", BODY_LIMIT)
+        message = (
+            f"{op} failed: the WebSocket handshake with {where} was answered with HTTP {status}. "
+            "Does this server speak the OpenEnv WebSocket protocol (/ws)? For a stateful HTTP "
+            "server use transport='http'."
+        )
+        if status in (502, 503, 504):
+            message = (
+                f"{op} failed: the WebSocket handshake with {where} was answered with HTTP "
+                f"{status} (the server or a proxy in front of it is unavailable)"
+            )
+        return ServerError(status, body, op, message=message)
+    if isinstance(exc, ws_exc.InvalidURI):
+        return EnvConnectionError(f"{op} failed: invalid WebSocket URL {where}", op=op, url=url)
+    if connect and isinstance(exc, ws_exc.InvalidHandshake):
+        return EnvConnectionError(
+            f"{op} failed: the WebSocket handshake with {where} failed: {truncate(str(exc), 300)}",
+            op=op,
+            url=url,
+            during_connect=True,
+        )
+    received = quote(str(exc))
+    return ProtocolError(
+        f"{op} failed: WebSocket protocol error with {where}: {received}",
+        received=received,
+        op=op,
+    )
+
+
+def map_ws_exception(
+    exc: BaseException,
+    *,
+    op: str,
+    url: str,
+    timeout_s: float | None,
+    timeout_hint: str = "",
+    connect: bool = False,
+    connect_timeout_s: float | None = None,
+) -> BaseException:
+    """The runtime error for an exception of a WebSocket shell; ``exc`` itself if none fits.
+
+    websockets' exceptions map here, the rest (sockets, timeouts) in ``_errormap``.
+    """
+    if isinstance(exc, EnvgenRuntimeError) or not isinstance(exc, Exception):
+        return exc
+    ws_exc = sys.modules.get("websockets.exceptions")
+    mapped: EnvgenRuntimeError | None
+    if ws_exc is not None and isinstance(exc, ws_exc.WebSocketException):
+        mapped = map_websockets(exc, ws_exc, op=op, url=url, connect=connect)
+    else:
+        mapped = map_exception(
+            exc,
+            op=op,
+            url=url,
+            timeout_s=timeout_s,
+            timeout_hint=timeout_hint,
+            connect=connect,
+            connect_timeout_s=connect_timeout_s,
+        )
+    if mapped is None:
+        return exc
+    mapped.__cause__ = exc
+    return mapped
+
+
+# --------------------------------------------------------------------------- session
+
+
+class Catcher:
+    """A context manager that may swallow what its block raised (``caught`` decides)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        return exc is not None and self.caught(exc)
+
+    def caught(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is handled (else it propagates); may raise another one instead."""
+        raise NotImplementedError
+
+
+class Attempt(Catcher):
+    """One try of a request: the shell sets ``raw`` (the reply) inside ``with attempt:``.
+
+    A failure is mapped to the runtime's errors and drops the connection (a reply may still
+    come, and must never be read as the next one). The first try records a connection
+    failure instead of raising it, so that ``Flow`` can decide about a second one.
+    """
+
+    def __init__(self, session: WebSocketCommon, op: Op, *, first: bool) -> None:
+        self._session = session
+        self._op = op
+        self._first = first
+        self.raw: str | bytes = ""
+        self.error: EnvConnectionError | None = None
+
+    def caught(self, exc: BaseException) -> bool:
+        mapped = self._session._failed(self._op, exc)
+        if self._first and isinstance(mapped, EnvConnectionError):
+            self.error = mapped
+            return True
+        if mapped is exc:
+            return False
+        raise mapped
+
+
+class Flow:
+    """One request's tries; iterate, run each in ``with``, then read ``data``.
+
+    A connection failure on a reused session ends it: ``step``/``state`` raise
+    ``SessionLostError``; a ``reset`` (a new episode anyway) goes to a new session once,
+    since the server may have closed an idle session (restart, idle reaping).
+    """
+
+    def __init__(
+        self,
+        session: WebSocketCommon,
+        op: Op,
+        body: Mapping[str, Any],
+        headers: Mapping[str, str] | None,
+    ) -> None:
+        self.op = op
+        self.text = session._message(op, body)
+        self.headers = headers
+        self.data: dict[str, Any] = {}
+        self._session = session
+
+    def __iter__(self) -> Iterator[Attempt]:
+        session, op = self._session, self.op
+        session._check_open(op)
+        reused = session._conn is not None
+        if reused:
+            session._check_headers_fit(op, self.headers)
+        else:
+            session._check_not_lost(op)
+        attempt = Attempt(session, op, first=True)
+        yield attempt
+        exc = attempt.error
+        if exc is not None:
+            if not reused:
+                raise exc
+            if op != "reset":
+                raise session._session_lost(op, exc) from exc.__cause__
+            attempt = Attempt(session, op, first=False)
+            yield attempt
+        self.data = session._finish(op, attempt.raw)
+
+
+class Opening:
+    """What a shell needs to open a session: the URL, options, and (afterwards) the connection."""
+
+    def __init__(self, url: str, options: dict[str, Any]) -> None:
+        self.url = url
+        self.options = options
+        self.conn: Any = None
+
+
+class WebSocketCommon:
+    """Configuration, session bookkeeping and message format shared by sync and async.
+
+    ``timeout_s`` bounds waiting for each reply and, unless ``connect_timeout_s`` is given,
+    the opening handshake. A shell runs each request as ``for attempt in
+    self._flow(...): with attempt: attempt.raw = <send and receive>`` and opens sessions
+    inside ``with self._opening(...)``.
+    """
+
+    _kind = "WebSocketTransport"
+    _conn: Any
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout_s: float = 15.0,
+        headers: Mapping[str, str] | None = None,
+        max_message_bytes: int | None = 100 * 1024 * 1024,
+        connect_timeout_s: float | None = None,
+        trace: TraceContext | None = None,
+    ) -> None:
+        if timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        if connect_timeout_s is not None and connect_timeout_s <= 0:
+            raise ValueError("connect_timeout_s must be positive")
+        self._url = websocket_url(base_url)
+        self._timeout_s = timeout_s
+        self._connect_timeout_s = connect_timeout_s if connect_timeout_s is not None else timeout_s
+        self._headers = check_headers(headers, what="headers")
+        self._sticky_headers: dict[str, str] = {}
+        self._handshake_headers: dict[str, str] = {}
+        self._max_message_bytes = max_message_bytes
+        self._trace = trace
+        self._closed = False
+        self._lost: str | None = None
+        self._sessions_opened = 0
+        self._conn = None
+        self._lock = self._new_lock()
+
+    @staticmethod
+    def _new_lock() -> Any:
+        """The lock that serialises requests (replies are matched to requests by order)."""
+        import threading
+
+        return threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"{self._kind}({redact_url(self._url)!r}, timeout_s={self._timeout_s})"
+
+    @property
+    def url(self) -> str:
+        """The ``ws://.../ws`` endpoint."""
+        return self._url
+
+    @property
+    def connect_timeout_s(self) -> float:
+        """Limit for the opening handshake, in seconds."""
+        return self._connect_timeout_s
+
+    @property
+    def read_timeout_s(self) -> float:
+        """Limit for each reply, in seconds."""
+        return self._timeout_s
+
+    @property
+    def sessions_opened(self) -> int:
+        """How many connections (server sessions) this transport has opened so far."""
+        return self._sessions_opened
+
+    @property
+    def session_lost(self) -> bool:
+        """Whether the last session was lost (``step``/``state`` refuse until a reset)."""
+        return self._lost is not None
+
+    @property
+    def connected(self) -> bool:
+        """Whether a session is currently open."""
+        return self._conn is not None
+
+    # ------------------------------------------------------------------ requests
+
+    @staticmethod
+    def _message(op: Op, body: Mapping[str, Any]) -> str:
+        if op not in _EXPECTED_REPLY:
+            raise ValueError(f"unknown operation {op!r}; expected reset, step or state")
+        message: dict[str, Any] = (
+            {"type": op} if op == "state" else {"type": op, "data": dict(body)}
+        )
+        return dumps_body(message, op=op)
+
+    def _flow(self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None) -> Flow:
+        return Flow(self, op, body, headers)
+
+    def _check_open(self, what: str) -> None:
+        if self._closed:
+            raise EnvgenRuntimeError(f"{what} failed: this {self._kind} is closed")
+
+    def _check_not_lost(self, op: Op) -> None:
+        """A lost session is replaced only by a reset (a new episode anyway)."""
+        if self._lost is not None and op != "reset":
+            raise SessionLostError(
+                f"{op} failed: the WebSocket session was lost earlier ({self._lost}), and with "
+                "it the server-side environment and its episode. A new session would be a "
+                "fresh environment, so nothing was sent: call reset() to start a new episode "
+                "(or reconnect() to open a new session explicitly)",
+                op=op,
+                url=self._url,
+            )
+
+    def _check_headers_fit(self, op: Op, headers: Mapping[str, str] | None) -> None:
+        """Per-call headers on an open session must be ones its handshake already carried."""
+        if not headers:
+            return
+        extra = check_headers(headers, what="headers")
+        sent = {name.lower(): value for name, value in self._handshake_headers.items()}
+        for name, value in extra.items():
+            if sent.get(name.lower()) != value:
+                raise ValueError(
+                    f"{op}(headers=...) cannot send header {name!r} on the open WebSocket "
+                    "session: WebSocket headers travel only with the handshake. Use "
+                    "default_headers, or reconnect(headers=...) to open a new session "
+                    "carrying them"
+                )
+
+    def _handshake(self, headers: Mapping[str, str] | None) -> dict[str, str]:
+        """Headers for a new session: defaults, reconnect()'s, the call's, a traceparent."""
+        merged = merge_headers(self._headers, self._sticky_headers, check_headers(headers))
+        if self._trace is not None and not has_header(merged, "traceparent"):
+            merged["traceparent"] = self._trace.traceparent()
+        return merged
+
+    def _connect_options(self, headers: Mapping[str, str]) -> dict[str, Any]:
+        """Options for opening a connection (named as websockets' ``connect`` takes them)."""
+        options: dict[str, Any] = {
+            "open_timeout": self._connect_timeout_s,
+            "close_timeout": 2.0,
+            "max_size": self._max_message_bytes,
+            "logger": RedactingLogger(logging.getLogger("websockets.client")),
+        }
+        if headers:
+            options["additional_headers"] = dict(headers)
+        if is_loopback_url(self._url):
+            options["proxy"] = None  # never route local traffic through a configured proxy
+            # permessage-deflate costs CPU on both ends for every message and saves no time
+            # on a loopback link: about a third of a small step's client CPU (bench_step.py).
+            options["compression"] = None
+        return options
+
+    @contextmanager
+    def _opening(self, op: str, headers: Mapping[str, str] | None) -> Iterator[Opening]:
+        """Around a shell's connect: options in, errors mapped, the session counted."""
+        handshake = self._handshake(headers)
+        opening = Opening(self._url, self._connect_options(handshake))
+        try:
+            yield opening
+        except Exception as exc:
+            mapped = map_ws_exception(
+                exc,
+                op=op,
+                url=self._url,
+                timeout_s=self._timeout_s,
+                connect=True,
+                connect_timeout_s=self._connect_timeout_s,
+            )
+            if mapped is exc:
+                raise
+            raise mapped from exc
+        self._conn = opening.conn
+        self._handshake_headers = dict(handshake)
+        self._sessions_opened += 1
+        self._lost = None
+
+    def _failed(self, op: Op, exc: BaseException) -> BaseException:
+        """What a failed exchange raises; the connection is dropped.
+
+        An error message the server sent before closing (e.g. CAPACITY_REACHED) is reported
+        rather than the close itself.
+        """
+        conn = self._conn
+        mapped = map_ws_exception(
+            exc, op=op, url=self._url, timeout_s=self._timeout_s, timeout_hint=TIMEOUT_HINT
+        )
+        if conn is not None and isinstance(exc, Exception) and exc is not mapped:
+            pending = self._pending_error(conn.buffered(), op)
+            if pending is not None:
+                pending.__suppress_context__ = True
+                mapped = pending
+        self._drop(self._reason(mapped))
+        return mapped
+
+    def _finish(self, op: Op, raw: str | bytes) -> dict[str, Any]:
+        """The reply's ``data``; a failure that leaves the stream unusable drops the session."""
+        try:
+            return self._parse_reply(op, raw)
+        except EnvgenRuntimeError as exc:
+            if ends_session(exc):
+                self._drop(self._reason(exc))
+            raise
+
+    def _drop(self, reason: str) -> None:
+        """Forget the current connection; its server session (and episode) ends with it.
+
+        The connection is abandoned without a closing handshake: the server may be dead or
+        frozen, and waiting for its close frame would overrun the caller's timeout.
+        """
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            self._lost = reason
+            self._handshake_headers = {}
+            with contextlib.suppress(Exception):  # best effort: it is being abandoned
+                conn.abort()
+
+    def _forget(self) -> Any:
+        """Detach the current connection for a polite close (``reconnect``/``close``)."""
+        conn, self._conn = self._conn, None
+        self._handshake_headers = {}
+        return conn
+
+    def _reconnecting(self, headers: Mapping[str, str] | None) -> dict[str, str]:
+        """Checks for ``reconnect``; the headers every later handshake carries."""
+        sticky = check_headers(headers, what="headers")
+        self._check_open("reconnect")
+        return sticky
+
+    @staticmethod
+    def _reason(error: BaseException) -> str:
+        """Why a session was dropped, for SessionLostError (never quotes server text)."""
+        if isinstance(error, EnvTimeoutError):
+            return f"{error.op or 'a request'} got no reply in time"
+        if isinstance(error, ServerError):
+            return f"the server ended it with {error.code or 'an error'}"
+        if isinstance(error, ProtocolError):
+            return f"{error.op or 'a request'} got a malformed reply"
+        if isinstance(error, EnvConnectionError):
+            return "the connection closed or failed"
+        if type(error).__name__ == "CancelledError":
+            return "a request was cancelled before its reply arrived"
+        return f"a request was interrupted ({type(error).__name__})"
+
+    def _session_lost(self, op: Op, exc: EnvConnectionError) -> EnvConnectionError:
+        """The error for a connection failure mid-request on an established session.
+
+        That call is the first to learn that the session (and its episode) is gone, so it
+        raises ``SessionLostError`` like every later call, not a plain connection error.
+        """
+        if isinstance(exc, SessionLostError):
+            return exc
+        return SessionLostError(exc.message, op=op, url=self._url)
+
+    @staticmethod
+    def _parse_reply(op: Op, raw: str | bytes) -> dict[str, Any]:
+        """The ``data`` object of the expected reply; runtime errors for anything else."""
+        if isinstance(raw, bytes):
+            try:
+                raw = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                received = quote(raw)
+                raise ProtocolError(
+                    f"{op} failed: binary WebSocket message is not UTF-8 JSON; "
+                    f"received: {received}",
+                    received=received,
+                    op=op,
+                ) from None
+        reply = parse_json_object(raw, op=op, source="the WebSocket message")
+        kind = reply.get("type")
+        data = reply.get("data")
+        if kind == "error":
+            raise ws_error(data, op=op, raw=raw)
+        expected = _EXPECTED_REPLY[op]
+        if kind != expected or not isinstance(data, dict):
+            received = quote(raw)
+            problem = (
+                f"a message of type {kind!r}"
+                if kind != expected
+                else f"'data' of type {type(data).__name__}, not an object"
+            )
+            raise ProtocolError(
+                f"{op} failed: expected a {expected!r} message with an object 'data', got "
+                f"{problem}; received: {received}",
+                received=received,
+                op=op,
+            )
+        return data
+
+    @staticmethod
+    def _pending_error(messages: list[str | bytes], op: Op) -> ServerError | None:
+        """The error message a server sent before closing (e.g. CAPACITY_REACHED), if any."""
+        for raw in messages:
+            text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+            try:
+                message = parse_json_object(text, op=op, source="the WebSocket message")
+            except ProtocolError:
+                continue
+            if message.get("type") == "error":
+                return ws_error(message.get("data"), op=op, raw=text)
+        return None
