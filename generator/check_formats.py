@@ -7,9 +7,10 @@ differs, is missing or is stale, so each shows on the pull request's file view.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from generator.diff.formats.github import escape_data, escape_property
-from generator.output import CheckReport
+if TYPE_CHECKING:
+    from generator.output import CheckReport
 
 CHECK_FORMATS = ("text", "json", "github")
 _HOW = "run `envgen generate` and commit the result"
@@ -28,6 +29,8 @@ def render_json(report: CheckReport, envs: list[str]) -> str:
 
 def render_github(report: CheckReport, prefix: str = "") -> str:
     """Annotations naming files from the repository's top (`prefix` is the project's place)."""
+    from generator.diff.formats.github import escape_data, escape_property
+
     lines = []
     for kind, paths, message in (
         ("differs", list(report.diffs), "differs from what envgen generate writes"),

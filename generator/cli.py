@@ -6,17 +6,18 @@ message names the file and JSON pointer, or the argument); 3 generation failed i
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from generator import __version__
-from generator.adopt import AdoptReport, adopt
-from generator.check_formats import CHECK_FORMATS, render_github, render_json
+from generator.check_formats import CHECK_FORMATS
 from generator.cli_options import (
     Verbosity,
     check_class_prefix,
@@ -26,24 +27,47 @@ from generator.cli_options import (
     verbosity,
     verbosity_options,
 )
-from generator.containers_cli import containers
-from generator.diff.command import diff as diff_command
-from generator.diff.model import CLASS_ORDER
-from generator.env_folder import EnvFiles
-from generator.errors import EnvExistsError, EnvgenError, GenerationError, InputError
-from generator.image.command import image_command
-from generator.importer import schemas_from_models
-from generator.listing import list_envs
+from generator.errors import EnvgenError, GenerationError, InputError
 from generator.loader import Layout
-from generator.output import InputErrors, build, check, write
-from generator.pull import BadURLError, server_url
-from generator.pull import pull as pull_schemas
-from generator.scaffold import ServerDirError, new_env, server_file
-from generator.verify.command import verify_command
+
+if TYPE_CHECKING:
+    from generator.adopt import AdoptReport
 
 EXIT_CHECK_FAILED = 1
 EXIT_INPUT = 2
 EXIT_INTERNAL = 3
+
+
+class _LazyGroup(click.Group):
+    """A group whose bigger commands are imported only when one of them is asked for.
+
+    Every command pays the CLI's start-up; `generate` and `check` should not pay for the
+    diff engine, Docker or hypothesis. `--help` still lists them all (it imports each).
+    """
+
+    def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lazy = lazy  # command name -> "module:attribute"
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self._lazy and cmd_name not in self.commands:
+            module, attribute = self._lazy[cmd_name].split(":")
+            command = getattr(importlib.import_module(module), attribute)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{self._lazy[cmd_name]} is not a click command")
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+LAZY_COMMANDS = {
+    "containers": "generator.containers_cli:containers",
+    "diff": "generator.diff.command:diff",
+    "image": "generator.image.command:image_command",
+    "verify": "generator.verify.command:verify_command",
+}
 
 
 class _Context:
@@ -52,6 +76,8 @@ class _Context:
 
 
 def _fail(exc: EnvgenError) -> None:
+    from generator.output import InputErrors
+
     errors = exc.errors if isinstance(exc, InputErrors) else [exc]
     for error in errors:
         click.secho(f"error: {error}", fg="red", err=True)
@@ -59,7 +85,9 @@ def _fail(exc: EnvgenError) -> None:
     sys.exit(code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=_LazyGroup, lazy=LAZY_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(__version__, "-V", "--version", prog_name="envgen")
 @verbosity_options
 @click.option(
@@ -116,6 +144,8 @@ def generate(obj: _Context, envs: tuple[str, ...], no_cache: bool) -> None:
     rendered, and whose output is untouched, are skipped (see --no-cache). Prints one line
     per env (none with --quiet); --verbose also lists each file of the envs written.
     """
+    from generator.output import build, write
+
     try:
         result = build(obj.layout, list(envs) or None, use_cache=not no_cache)
         changed = write(obj.layout, result)
@@ -171,6 +201,9 @@ def check_cmd(obj: _Context, envs: tuple[str, ...], no_cache: bool, fmt: str) ->
     --quiet, only the file names). Envs the cache proves byte-identical to a fresh render
     are not rendered again (see --no-cache); --verbose names each env checked.
     """
+    from generator.check_formats import render_github, render_json
+    from generator.output import build, check
+
     try:
         result = build(obj.layout, list(envs) or None, use_cache=not no_cache)
     except EnvgenError as exc:
@@ -243,6 +276,9 @@ def new(
     the server module, whose env logic is a small working example to edit. Prints what was
     created and the next step (nothing with --quiet; every file with --verbose).
     """
+    from generator.errors import EnvExistsError
+    from generator.scaffold import ServerDirError, new_env, server_file
+
     try:
         target = new_env(
             obj.layout, name, transport=transport, class_prefix=class_prefix, server_dir=server_dir
@@ -277,6 +313,8 @@ def list_cmd(obj: _Context, as_json: bool) -> None:
     transport and class prefix. --json gives every folder with `valid` and, when false,
     `reason`. Folders starting with `_` or `.` hold shared schemas and are not listed.
     """
+    from generator.listing import list_envs
+
     listed = list_envs(obj.layout)
     if as_json:
         click.echo(json.dumps([item.as_json() for item in listed], indent=2))
@@ -313,6 +351,8 @@ def _report_adopted(obj: _Context, report: AdoptReport) -> None:
 
 def _report_classified(report: AdoptReport) -> None:
     """Summarise the replacement as `envgen diff` classes it, loudest first."""
+    from generator.diff.model import CLASS_ORDER
+
     if report.unclassified_reason:
         say(f"not classified: {report.unclassified_reason}")
         return
@@ -335,6 +375,8 @@ def _report_classified(report: AdoptReport) -> None:
 
 def _url_argument(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """Check URL before anything runs: a malformed one is a usage error naming URL (exit 2)."""
+    from generator.pull import BadURLError, server_url
+
     try:
         return server_url(value)
     except BadURLError as exc:
@@ -370,6 +412,10 @@ def pull(
     unless both replies are usable and the schemas generate. --verbose also names the URLs
     read and the files written; --quiet prints only warnings.
     """
+    from generator.adopt import adopt
+    from generator.env_folder import EnvFiles
+    from generator.pull import pull as pull_schemas
+
     try:
         detail(f"reading {url}/schema and {url}/metadata")
         pulled = pull_schemas(url, name)
@@ -431,6 +477,10 @@ def import_cmd(
     ACTION, OBSERVATION and (optionally) STATE name pydantic v2 model classes, imported
     with the project root on sys.path. Without STATE, OpenEnv's base state is used.
     """
+    from generator.adopt import adopt
+    from generator.env_folder import EnvFiles
+    from generator.importer import schemas_from_models
+
     try:
         schemas = schemas_from_models(action, observation, state, obj.layout.root)
         report = adopt(
@@ -452,7 +502,3 @@ def import_cmd(
 
 
 __all__ = ["InputError", "main"]
-main.add_command(containers)
-main.add_command(diff_command)
-main.add_command(verify_command)
-main.add_command(image_command)

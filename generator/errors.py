@@ -16,6 +16,16 @@ it as is and exit 2 without a traceback::
 
 from __future__ import annotations
 
+from typing import Any
+
+
+def _rebuild(cls: type[EnvgenError], args: tuple[Any, ...], state: dict[str, Any]) -> EnvgenError:
+    """Unpickle an error without calling its `__init__` (which takes keyword-only fields)."""
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
 
 class EnvgenError(Exception):
     """Base of every error envgen reports to a user."""
@@ -24,6 +34,11 @@ class EnvgenError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Errors come back from the worker processes that render envs in parallel; the
+        # default reduction calls `cls(*args)`, which InputError's keyword fields refuse.
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
 
     def __str__(self) -> str:
         if self.hint:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from generator.bundle import RESET_ROLE, ROLES, Bundle, Bundler
 from generator.errors import InputError, ManifestError
-from generator.jsonio import read_json
 from generator.manifest import Manifest, check_env_name, load_manifest
-from generator.schema_check import check_reset_params, check_role_root
+
+if TYPE_CHECKING:
+    from generator.bundle import Bundle
 
 MANIFEST = "env.toml"
 
@@ -56,6 +57,8 @@ class EnvInput:
     @property
     def reset_class(self) -> str | None:
         """The reset parameters model's name, or None when the env has no reset.schema.json."""
+        from generator.bundle import RESET_ROLE
+
         return self.bundle.role_names.get(RESET_ROLE)
 
     @property
@@ -76,6 +79,11 @@ def role_file(env_dir: Path, role: str) -> Path:
 
 def load_env(layout: Layout, name: str) -> EnvInput:
     """Read env.toml, the three role schemas and the optional reset schema for `name`."""
+    # Imported here: checking schemas loads jsonschema, which a cache hit never needs.
+    from generator.bundle import RESET_ROLE, ROLES, Bundler
+    from generator.jsonio import read_json
+    from generator.schema_check import check_reset_params, check_role_root
+
     env_dir = layout.schemas / name
     problem = check_env_name(name)
     if problem:

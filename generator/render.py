@@ -23,26 +23,15 @@ from generator.fields import sections
 from generator.formatting import format_python
 from generator.loader import EnvInput
 from generator.modelgen import defined_names, generate_models, generate_server_models
+from generator.render_constants import PACKAGE_INIT, TEMPLATES_DIR
 from generator.reset_params import reset_context
 
-
-def _templates_dir() -> Path:
-    """templates/ beside generator/ in a checkout; the copy shipped in the wheel otherwise."""
-    here = Path(__file__).resolve().parent
-    checkout = here.parent / "templates"
-    if (checkout / "client.py.jinja").is_file():
-        return checkout
-    return here / "templates"
-
-
-TEMPLATES_DIR = _templates_dir()
 PACKAGE_FILES = ("__init__.py", "_runtime.py", "client.py", "models.py", "py.typed")
 """The files an installed env package holds; README.md and pyproject.toml describe it."""
 OUTPUT_FILES = (*PACKAGE_FILES, "server.py", "README.md", "pyproject.toml")
 """`server.py` (server-side models, needing openenv) sits beside the package, not in its wheel."""
 INSTALLED_NAMESPACE = "envgen_clients"
 """Installed env packages import as `envgen_clients.<env>` (a PEP 420 namespace)."""
-PACKAGE_INIT = '"""Generated environment clients: one package per environment, made by envgen."""\n'
 
 # What Markdown (CommonMark, GitHub's tables, strikethrough, math and autolinks) acts on
 # mid-line: `\\`, emphasis `*`, code `` ` ``, cell borders `|`, `~~`, `$`; `_` only at a
@@ -249,9 +238,14 @@ def _server_module(env: EnvInput, jinja: jinja2.Environment, context: dict[str, 
 
 def render_envs(envs: list[EnvInput], templates_dir: Path = TEMPLATES_DIR) -> dict[str, str]:
     """Every generated file of `envs`, keyed `<env>/<file>`, formatted in one ruff run."""
+    return finish_files({env.name: render_env(env, templates_dir) for env in envs})
+
+
+def finish_files(rendered: dict[str, dict[str, str]]) -> dict[str, str]:
+    """`generated/`'s files from each env's unformatted files (by env name, in order)."""
     files: dict[str, str] = {"__init__.py": PACKAGE_INIT}
-    for env in envs:
-        for name, text in render_env(env, templates_dir).items():
-            files[f"{env.name}/{name}"] = text
+    for env_name, env_files in rendered.items():
+        for name, text in env_files.items():
+            files[f"{env_name}/{name}"] = text
     files = format_python(files)
     return {path: text.rstrip("\n") + "\n" for path, text in files.items()}

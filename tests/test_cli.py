@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -274,7 +275,10 @@ def test_quiet_and_verbose(tmp_path: Path) -> None:
 def test_every_command_takes_quiet_and_verbose() -> None:
     from generator.containers_cli import containers
 
-    commands = [*main.commands.values(), *containers.commands.values(), main]
+    with click.Context(main) as ctx:
+        listed = [main.get_command(ctx, name) for name in main.list_commands(ctx)]
+    assert None not in listed and {"diff", "verify", "image", "containers"} <= set(main.commands)
+    commands = [*filter(None, listed), *containers.commands.values(), main]
     for command in commands:
         names = {opt for param in command.params for opt in param.opts}
         assert {"-q", "--quiet", "-v", "--verbose"} <= names, command.name

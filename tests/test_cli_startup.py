@@ -5,12 +5,65 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-from tests.helpers import REPO
+from click.testing import CliRunner
+
+from generator.cli import main
+from tests.helpers import REPO, write_env
 
 # Each is needed by one command only: verify (hypothesis), image and containers (docker),
 # generate (datamodel-code-generator, loaded when models are made).
 LAZY = ("hypothesis", "docker", "datamodel_code_generator", "ray", "openenv")
+# The modules of the other commands, and what only they need: `generate` and `check` never
+# load them (adopt pulls in the diff engine; pull/import the interop checks).
+OTHER_COMMANDS = (
+    "generator.adopt",
+    "generator.diff",
+    "generator.verify",
+    "generator.image",
+    "generator.pull",
+    "generator.importer",
+    "generator.scaffold",
+    "generator.containers_cli",
+    "generator.listing",
+)
+# What rendering needs: a `check` or `generate` the cache answers needs none of it.
+RENDERING = (
+    "jinja2",
+    "datamodel_code_generator",
+    "ruff",
+    "jsonschema",
+    "envgen_runtime",
+    "generator.render",
+    "generator.modelgen",
+    "generator.formatting",
+    "generator.bundle",
+)
+
+# Runs the CLI with CliRunner in a fresh interpreter, then prints what it imported.
+_RUN = """
+import json, sys
+from click.testing import CliRunner
+from generator.cli import main
+result = CliRunner().invoke(main, sys.argv[1:])
+report = {"code": result.exit_code, "output": result.output, "modules": sorted(sys.modules)}
+print(json.dumps(report))
+"""
+
+
+def _loaded(*args: str) -> set[str]:
+    """Top-level names and dotted module names loaded by `envgen ARGS` in a fresh process."""
+    out = subprocess.run(
+        [sys.executable, "-c", _RUN, *args], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
+    report = json.loads(out)
+    assert report["code"] == 0, report["output"]
+    return set(report["modules"])
+
+
+def _any_of(loaded: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in names if n in loaded or any(m.startswith(n + ".") for m in loaded))
 
 
 def test_importing_the_cli_loads_no_command_specific_library() -> None:
@@ -19,4 +72,27 @@ def test_importing_the_cli_loads_no_command_specific_library() -> None:
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout
     loaded = set(json.loads(out))
-    assert not [m for m in LAZY if m in loaded]
+    assert _any_of(loaded, LAZY + OTHER_COMMANDS + RENDERING) == []
+
+
+def test_a_check_the_cache_answers_loads_no_renderer(tmp_path: Path) -> None:
+    write_env(tmp_path, "foo")
+    assert CliRunner().invoke(main, ["--root", str(tmp_path), "generate"]).exit_code == 0
+    for command in ("check", "generate"):
+        loaded = _loaded("--root", str(tmp_path), command)
+        assert _any_of(loaded, LAZY + OTHER_COMMANDS + RENDERING) == [], command
+
+
+def test_generate_loads_no_other_command(tmp_path: Path) -> None:
+    write_env(tmp_path, "foo")
+    loaded = _loaded("--root", str(tmp_path), "generate")
+    assert "generator.render" in loaded  # it did render
+    assert _any_of(loaded, (*OTHER_COMMANDS, "hypothesis", "docker", "ray", "openenv")) == []
+
+
+def test_every_lazy_command_is_listed_and_loads() -> None:
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0, result.output
+    for name in ("containers", "diff", "image", "verify"):
+        assert f"  {name} " in result.output
+        assert CliRunner().invoke(main, [name, "--help"]).exit_code == 0, name

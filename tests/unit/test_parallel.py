@@ -1,0 +1,113 @@
+"""Rendering envs in worker processes gives the bytes and the errors of a serial run."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli import main
+from generator.errors import EnvgenError, SchemaError
+from generator.loader import Layout
+from generator.output import InputErrors, build
+from generator.parallel import JOBS_VARIABLE, render_all, worker_count
+from tests.helpers import REPO, write_env
+
+EXAMPLES = ("coding_env", "echo_env", "grid_env", "quiz_env", "reacher_env")
+
+
+def _project(root: Path, extra: int = 3) -> list[str]:
+    """The repository's example envs plus `extra` small ones: enough for two workers."""
+    shutil.copytree(REPO / "schemas", root / "schemas")
+    for i in range(extra):
+        write_env(root, f"small_{i}")
+    return sorted([*EXAMPLES, *(f"small_{i}" for i in range(extra))])
+
+
+def test_workers_write_the_bytes_of_a_serial_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = _project(tmp_path)
+    layout = Layout.at(tmp_path)
+    assert worker_count(len(names), 2) == 2
+    monkeypatch.setenv(JOBS_VARIABLE, "1")
+    serial = build(layout, use_cache=False)
+    monkeypatch.setenv(JOBS_VARIABLE, "2")
+    parallel = build(layout, use_cache=False)
+    assert list(parallel.files.items()) == list(serial.files.items())  # order too
+    assert [env.name for env in parallel.envs] == names
+    assert [env.sources for env in parallel.envs] == [env.sources for env in serial.envs]
+
+
+def test_each_error_names_its_own_file(tmp_path: Path) -> None:
+    _project(tmp_path, extra=6)
+    (tmp_path / "schemas/small_1/env.toml").write_text('name = "small_1"\nversion = "x"\n')
+    (tmp_path / "schemas/small_4/state.schema.json").write_text('{"type": 5}')
+    layout = Layout.at(tmp_path)
+    results = render_all(
+        layout, sorted(p.parent.name for p in layout.schemas.glob("*/env.toml")), 2
+    )
+    failed = {r.name: r.load_error for r in results if r.load_error is not None}
+    assert set(failed) == {"small_1", "small_4"}
+    assert failed["small_1"] is not None and failed["small_1"].file == "schemas/small_1/env.toml"
+    assert failed["small_4"] is not None
+    assert failed["small_4"].file == "schemas/small_4/state.schema.json"
+    assert failed["small_4"].pointer == "/type"
+    with pytest.raises(InputErrors) as caught:
+        build(layout, use_cache=False)
+    assert [e.file for e in caught.value.errors] == [
+        "schemas/small_1/env.toml",
+        "schemas/small_4/state.schema.json",
+    ]
+
+
+def test_a_render_error_in_a_worker_names_its_file(tmp_path: Path) -> None:
+    names = _project(tmp_path, extra=6)
+    clash = {
+        "$defs": {"Small5Env": {"type": "object"}},
+        "type": "object",
+        "properties": {"x": {"$ref": "#/$defs/Small5Env"}},
+    }
+    write_env(tmp_path, "small_5", observation=clash)
+    results = render_all(Layout.at(tmp_path), names, 2)
+    errors = {r.name: r.render_error for r in results if r.render_error is not None}
+    assert list(errors) == ["small_5"]
+    error = errors["small_5"]
+    assert isinstance(error, SchemaError)
+    assert error.file == "schemas/small_5/observation.schema.json"
+    assert error.pointer == "/$defs/Small5Env"
+
+
+def test_jobs_one_few_envs_or_running_threads_render_in_this_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert worker_count(100, 1) == 1
+    assert worker_count(3, 8) == 1  # too few envs to pay for a fork
+    assert worker_count(8, 8) == 2
+    monkeypatch.setenv(JOBS_VARIABLE, "1")
+    assert worker_count(100) == 1
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert worker_count(100, 2) == 1  # forking beside a thread can deadlock the child
+    finally:
+        stop.set()
+        thread.join()
+    assert worker_count(100, 2) == 2
+
+
+def test_a_bad_jobs_variable_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_env(tmp_path, "foo")
+    monkeypatch.setenv(JOBS_VARIABLE, "two")
+    with pytest.raises(EnvgenError, match=JOBS_VARIABLE):
+        worker_count(10)
+    result = CliRunner().invoke(main, ["--root", str(tmp_path), "generate"])
+    assert result.exit_code == 2
+    assert f"${JOBS_VARIABLE} must be a whole number" in result.output
+    assert not (tmp_path / "generated").exists()
