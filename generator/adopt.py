@@ -8,6 +8,7 @@ classified as `envgen diff` classes it (breaking, breaking-code, safe), and as a
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import tempfile
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ def adopt(layout: Layout, files: EnvFiles, *, force: bool = False) -> AdoptRepor
             f"{layout.display(target)} already exists",
             hint="pass --force to replace it (the changes are shown)",
         )
+    files = _keep_reset_schema(target, files)
     with tempfile.TemporaryDirectory(prefix="envgen-adopt-") as tmp:
         scratch = Layout.at(Path(tmp))
         write_env_folder(scratch.schemas / files.name, files)
@@ -57,6 +59,20 @@ def adopt(layout: Layout, files: EnvFiles, *, force: bool = False) -> AdoptRepor
     write_env_folder(target, files, replace=True)
     write(layout, build(layout, [files.name]))
     return report
+
+
+def _keep_reset_schema(target: Path, files: EnvFiles) -> EnvFiles:
+    """An existing reset.schema.json stays when the new files bring none.
+
+    Servers that do not publish their reset parameters (openenv 0.10 publishes none) say
+    nothing about them, so a hand-written reset schema is not dropped by `pull --force`.
+    """
+    kept = target / "reset.schema.json"
+    extra = dict(files.extra_files or {})
+    if "reset" in files.schemas or kept.name in extra or not kept.is_file():
+        return files
+    extra[kept.name] = kept.read_text(encoding="utf-8")
+    return dataclasses.replace(files, extra_files=extra)
 
 
 def _classify(report: AdoptReport, old: Layout, new: Layout, name: str) -> None:

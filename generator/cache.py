@@ -86,6 +86,8 @@ class Cache:
             path = root / rel
             if not path.is_file() or digest(path.read_bytes()) != expected:
                 return False
+        if any(rel not in record.inputs for rel in _optional_inputs(root, record)):
+            return False  # an optional input appeared since: it was not rendered
         on_disk = output_files(out / name)
         if set(on_disk) != set(record.outputs):
             return False
@@ -93,6 +95,20 @@ class Cache:
             digest(on_disk[rel].read_bytes()) == expected
             for rel, expected in record.outputs.items()
         )
+
+
+OPTIONAL_INPUTS = ("reset.schema.json",)
+"""Files beside env.toml that an env may or may not have (the loader reads them if present)."""
+
+
+def _optional_inputs(root: Path, record: EnvRecord) -> list[str]:
+    """The optional inputs that exist now beside each recorded env.toml."""
+    found: list[str] = []
+    for rel in record.inputs:
+        if rel.endswith("/env.toml"):
+            folder = rel.removesuffix("env.toml")
+            found += [folder + name for name in OPTIONAL_INPUTS if (root / folder / name).is_file()]
+    return found
 
 
 def load(out: Path) -> Cache | None:

@@ -1,8 +1,9 @@
 """`envgen pull`: an environment's schemas from a running OpenEnv server.
 
-Reads `GET /schema` (action, observation, state and, when the server declares one,
-reset_observation) and `GET /metadata` (name, description, version). Nothing is written
-unless both replies are usable and the schemas generate a client.
+Reads `GET /schema` (action, observation, state and, when the server declares them,
+reset_observation and reset, the reset parameters that envgen_runtime.server publishes) and
+`GET /metadata` (name, description, version). Nothing is written unless both replies are
+usable and the schemas generate a client.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from generator.interop import (
     without_envelope_fields,
 )
 from generator.jsonio import pretty_json
+from generator.schema_check import check_meta_schema, check_reset_params
 
 TIMEOUT_S = 10.0
 
@@ -126,6 +128,8 @@ def pull(base_url: str, name: str | None = None) -> Pulled:
         schemas[role] = schema
     check_schemas(schemas, origin)
     schemas["observation"] = without_envelope_fields(schemas["observation"])
+    if "reset" in body:  # absent (openenv 0.10 publishes none): no reset.schema.json
+        schemas["reset"] = _reset_schema(body["reset"], origin)
     extra: dict[str, str] = {}
     reset = body.get("reset_observation")
     if isinstance(reset, dict) and without_envelope_fields(reset) != schemas["observation"]:
@@ -138,3 +142,16 @@ def pull(base_url: str, name: str | None = None) -> Pulled:
         schemas=schemas,
         extra_files=extra,
     )
+
+
+def _reset_schema(schema: Any, origin: str) -> dict[str, Any]:
+    """The server's reset parameters schema, checked as `reset.schema.json` would be."""
+    try:
+        check_meta_schema(schema, origin)
+        check_reset_params(schema, origin)
+    except SchemaError as exc:
+        pointer = f"/reset{exc.pointer or ''}"
+        raise SchemaError(exc.detail, file=origin, pointer=pointer, hint=exc.hint) from None
+    if not isinstance(schema, dict):  # check_reset_params refuses `true` and `false`
+        raise SchemaError("reset schema is not an object", file=origin, pointer="/reset")
+    return schema

@@ -163,3 +163,21 @@ def test_bad_value_is_refused_before_any_connection() -> None:
             env.reset(size=3)
     finally:
         env.close()
+
+
+def test_adding_or_removing_the_reset_schema_regenerates(tmp_path: Path) -> None:
+    """The cache records inputs that exist; a reset schema added later is a new input."""
+    write_env(tmp_path, "my_env")
+    assert _generate(tmp_path).exit_code == 0
+    client = tmp_path / "generated/my_env/client.py"
+    assert "_reset_params" not in client.read_text()
+    reset = tmp_path / "schemas/my_env/reset.schema.json"
+    reset.write_text(json.dumps(PARAMS))
+    result = _generate(tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "size: int = 4" in client.read_text()
+    check = CliRunner().invoke(main, ["--root", str(tmp_path), "check"])
+    assert check.exit_code == 0, check.output
+    reset.unlink()
+    assert _generate(tmp_path).exit_code == 0
+    assert "_reset_params" not in client.read_text()
