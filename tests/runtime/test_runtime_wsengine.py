@@ -1,0 +1,446 @@
+"""The WebSocket engine without I/O: FrameEngine fed bytes from websockets' ServerProtocol.
+
+The server side is websockets' own sans-I/O ``ServerProtocol``, so every byte the engine
+reads is what a real server writes; no socket is involved. Session decisions (``Flow``)
+run against a connection object that only records what the engine asked of it. The asyncio
+shell is tested at the end against small websockets servers on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from envgen_runtime import (
+    AsyncWebSocketTransport,
+    EnvConnectionError,
+    ProtocolError,
+    ServerError,
+    SessionLostError,
+    WebSocketTransport,
+    _wsasync,
+    _wsframes,
+)
+from envgen_runtime._wsengine import map_ws_exception
+from envgen_runtime._wsframes import FrameEngine, redirect
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK, InvalidStatus
+from websockets.exceptions import SecurityError as WsSecurityError
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Response
+from websockets.server import ServerProtocol
+from websockets.sync.server import serve
+
+from .test_runtime_wsdirect import _silent_server
+
+URL = "ws://127.0.0.1:9/ws"
+
+
+def handshake(**options: Any) -> tuple[FrameEngine, ServerProtocol]:
+    """A client engine and a server protocol with the opening handshake done."""
+    engine = FrameEngine(URL, {"compression": None, **options})
+    server = ServerProtocol(max_size=None)
+    server.receive_data(b"".join(engine.outgoing()))
+    [request] = server.events_received()
+    server.send_response(server.accept(request))
+    engine.receive(b"".join(server.data_to_send()))
+    assert not engine.handshaking
+    engine.check_handshake()
+    return engine, server
+
+
+def splits(data: bytes) -> Iterator[list[bytes]]:
+    """``data`` cut in two at every boundary, and byte by byte."""
+    for cut in range(1, len(data)):
+        yield [data[:cut], data[cut:]]
+    yield [data[i : i + 1] for i in range(len(data))]
+
+
+# --------------------------------------------------------------------------- frames
+
+
+def test_handshake_request_carries_headers_and_response_split_anywhere() -> None:
+    probe = FrameEngine(URL, {"additional_headers": {"Authorization": "Bearer t"}})
+    request = b"".join(probe.outgoing())
+    assert request.startswith(b"GET /ws HTTP/1.1\r\n")
+    assert b"Authorization: Bearer t\r\n" in request
+    assert b"permessage-deflate" in request  # the default; loopback options turn it off
+    for cut in range(1, 400):
+        engine = FrameEngine(URL, {})
+        server = ServerProtocol()
+        server.receive_data(b"".join(engine.outgoing()))
+        [parsed] = server.events_received()
+        server.send_response(server.accept(parsed))
+        response = b"".join(server.data_to_send())
+        if cut >= len(response):
+            break
+        engine.receive(response[:cut])
+        assert engine.handshaking
+        engine.receive(response[cut:])
+        assert not engine.handshaking and engine.state.name == "OPEN"
+    assert cut >= 100  # the response was split at every boundary
+
+
+def test_refused_handshake_raises_invalid_status() -> None:
+    engine = FrameEngine(URL, {})
+    server = ServerProtocol()
+    server.receive_data(b"".join(engine.outgoing()))
+    server.events_received()
+    server.send_response(server.reject(403, "no\n"))
+    engine.receive(b"".join(server.data_to_send()))
+    assert not engine.handshaking
+    with pytest.raises(InvalidStatus) as info:
+        engine.check_handshake()
+    assert info.value.response.status_code == 403
+
+
+def test_a_message_split_at_every_boundary_arrives_once() -> None:
+    _, server = handshake()
+    server.send_text(b'{"type":"state","data":{"n":1}}')
+    wire = b"".join(server.data_to_send())
+    for pieces in splits(wire):
+        engine, _ = handshake()
+        for piece in pieces:
+            assert not engine.messages
+            engine.receive(piece)
+        assert list(engine.messages) == ['{"type":"state","data":{"n":1}}']
+
+
+def test_fragmented_text_and_binary_messages_are_reassembled() -> None:
+    _, server = handshake()
+    server.send_text(b'{"type": "state", ', fin=False)
+    server.send_continuation(b'"data": {"parts": ', fin=False)
+    server.send_continuation(b"3}}", fin=True)
+    server.send_binary(b"\x00\x01", fin=False)
+    server.send_continuation(b"\x02", fin=True)
+    wire = b"".join(server.data_to_send())
+    for pieces in splits(wire):
+        engine, _ = handshake()
+        for piece in pieces:
+            engine.receive(piece)
+        assert list(engine.messages) == [
+            '{"type": "state", "data": {"parts": 3}}',
+            b"\x00\x01\x02",
+        ]
+
+
+def test_ping_is_answered_with_pong_and_no_message() -> None:
+    engine, server = handshake()
+    server.send_ping(b"beat")
+    engine.receive(b"".join(server.data_to_send()))
+    assert not engine.messages
+    server.receive_data(b"".join(engine.outgoing()))
+    [pong] = server.events_received()
+    assert isinstance(pong, Frame) and pong.opcode is Opcode.PONG and pong.data == b"beat"
+
+
+def test_oversized_message_fails_with_1009_and_maps_to_the_limit_hint() -> None:
+    engine, server = handshake(max_size=100)
+    server.send_text(json.dumps({"type": "state", "data": {"x": "y" * 500}}).encode())
+    engine.receive(b"".join(server.data_to_send()))
+    assert not engine.messages
+    server.receive_data(b"".join(engine.outgoing()))
+    [close] = server.events_received()
+    assert isinstance(close, Frame) and close.opcode is Opcode.CLOSE
+    exc = engine.close_exc()
+    assert isinstance(exc, ConnectionClosedError) and exc.sent is not None
+    assert exc.sent.code == 1009
+    mapped = map_ws_exception(exc, op="state", url=URL, timeout_s=1.0)
+    assert isinstance(mapped, ProtocolError) and "max_message_bytes" in mapped.message
+
+
+def test_invalid_utf8_fails_with_1007() -> None:
+    engine, server = handshake()
+    server.send_frame(Frame(Opcode.TEXT, b"\xff\xfe not utf-8"))
+    engine.receive(b"".join(server.data_to_send()))
+    assert not engine.messages
+    exc = engine.close_exc()
+    assert exc.sent is not None and exc.sent.code == 1007
+    assert isinstance(exc.__cause__, UnicodeDecodeError)
+
+
+def test_server_close_mid_reply_is_a_connection_error() -> None:
+    engine, server = handshake()
+    server.send_text(b'{"type":"observation","data":{}}')
+    wire = b"".join(server.data_to_send())
+    engine.receive(wire[: len(wire) // 2])
+    engine.receive_eof()  # the server went away halfway through the frame
+    assert not engine.messages
+    exc = engine.close_exc()
+    assert isinstance(exc, ConnectionClosedError) and exc.rcvd is None
+    mapped = map_ws_exception(exc, op="step", url=URL, timeout_s=1.0)
+    assert isinstance(mapped, EnvConnectionError) and "no close frame" in mapped.message
+    with pytest.raises(ConnectionClosedError):
+        engine.send("after the close")
+
+
+def test_server_close_frame_keeps_its_code_and_reason() -> None:
+    engine, server = handshake()
+    server.send_close(1011, "env crashed")
+    engine.receive(b"".join(server.data_to_send()))
+    server.receive_data(b"".join(engine.outgoing()))  # the engine answered the close
+    assert server.state.name == "CLOSING"
+    exc = engine.close_exc()
+    assert exc.rcvd is not None and exc.rcvd.code == 1011
+    mapped = map_ws_exception(exc, op="step", url=URL, timeout_s=1.0)
+    assert "1011" in str(mapped) and "env crashed" in str(mapped)
+    normal, other = handshake()
+    other.send_close(1000)
+    normal.receive(b"".join(other.data_to_send()))
+    assert isinstance(normal.close_exc(), ConnectionClosedOK)
+
+
+def test_keepalive_pings_a_silent_server_then_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_wsframes, "PING_INTERVAL_S", 10.0)
+    monkeypatch.setattr(_wsframes, "PING_TIMEOUT_S", 5.0)
+    engine, server = handshake()
+    start = engine.last_recv
+    assert not engine.keepalive(start + 9) and not engine.outgoing()
+    assert not engine.keepalive(start + 10)
+    server.receive_data(b"".join(engine.outgoing()))
+    [ping] = server.events_received()
+    assert isinstance(ping, Frame) and ping.opcode is Opcode.PING
+    assert not engine.keepalive(start + 14)  # waiting for the pong
+    assert engine.keepalive(start + 16)  # none came: failed with 1011
+    exc = engine.close_exc()
+    assert exc.sent is not None and exc.sent.code == 1011
+    assert isinstance(exc.__cause__, TimeoutError)
+
+
+def test_keepalive_is_satisfied_by_any_reply(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_wsframes, "PING_INTERVAL_S", 10.0)
+    monkeypatch.setattr(_wsframes, "PING_TIMEOUT_S", 5.0)
+    engine, server = handshake()
+    engine.keepalive(engine.last_recv + 10)
+    server.receive_data(b"".join(engine.outgoing()))
+    server.events_received()  # the server's protocol answers the ping
+    engine.receive(b"".join(server.data_to_send()))
+    assert not engine.keepalive(engine.last_recv + 6)
+    assert engine.state.name == "OPEN"
+
+
+def _redirect_status(location: str, status: int = 302) -> InvalidStatus:
+    return InvalidStatus(Response(status, "Found", Headers({"Location": location}), b""))
+
+
+def test_redirect_rules() -> None:
+    secret = {"Authorization": "Bearer x", "X-Env": "a"}
+    same = redirect(_redirect_status("/other/ws"), "ws://h:1/ws", secret)
+    assert same == ("ws://h:1/other/ws", secret)  # same origin: credentials kept
+    cross = redirect(_redirect_status("ws://elsewhere:2/ws"), "ws://h:1/ws", secret)
+    assert cross == ("ws://elsewhere:2/ws", {"X-Env": "a"})
+    with pytest.raises(WsSecurityError):
+        redirect(_redirect_status("ws://h:1/ws"), "wss://h:1/ws", None)
+    assert redirect(_redirect_status("/x", status=403), "ws://h:1/ws", None) is None
+    assert redirect(ValueError("no"), "ws://h:1/ws", None) is None
+
+
+# --------------------------------------------------------------------------- session
+
+
+class RecordingConnection:
+    """Replies from a script; records what the engine asked (no I/O)."""
+
+    def __init__(self, *replies: str | BaseException, buffered: list[str | bytes] = []) -> None:  # noqa: B006
+        self.replies = list(replies)
+        self.sent: list[str] = []
+        self.aborted = False
+        self._buffered = buffered
+
+    def roundtrip(self, text: str, timeout: float) -> str | bytes:
+        self.sent.append(text)
+        reply = self.replies.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply
+
+    def buffered(self) -> list[str | bytes]:
+        return self._buffered
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+class ScriptedTransport(WebSocketTransport):
+    """The sync shell with connections taken from a list instead of opened."""
+
+    def __init__(self, *conns: RecordingConnection) -> None:
+        super().__init__("http://127.0.0.1:9")
+        self.pending = list(conns)
+
+    def _open(self, op: str, headers: Any) -> Any:
+        with self._opening(op, headers) as opening:
+            opening.conn = self.pending.pop(0)
+        return opening.conn
+
+
+OBS = json.dumps({"type": "observation", "data": {"observation": {}, "done": False}})
+CLOSED = ConnectionClosedError(None, None)
+
+
+def test_flow_step_on_a_dropped_session_is_session_lost() -> None:
+    first = RecordingConnection(OBS, CLOSED)
+    transport = ScriptedTransport(first)
+    transport.request("reset", {})
+    with pytest.raises(SessionLostError) as info:
+        transport.request("step", {"x": 1})
+    assert isinstance(info.value.__cause__, ConnectionClosedError)
+    assert first.aborted and not transport.connected and transport.session_lost
+    with pytest.raises(SessionLostError):  # nothing is sent until a reset
+        transport.request("state", {})
+    assert len(first.sent) == 2
+
+
+def test_flow_reset_on_a_stale_session_goes_to_a_new_one_once() -> None:
+    stale = RecordingConnection(OBS, CLOSED)
+    fresh = RecordingConnection(OBS)
+    transport = ScriptedTransport(stale, fresh)
+    transport.request("reset", {})
+    assert transport.request("reset", {"seed": 1}) == {"observation": {}, "done": False}
+    assert fresh.sent == ['{"type":"reset","data":{"seed":1}}']
+    assert transport.sessions_opened == 2 and not transport.session_lost
+
+
+def test_flow_a_failed_new_session_is_not_retried() -> None:
+    transport = ScriptedTransport(RecordingConnection(CLOSED), RecordingConnection(OBS))
+    with pytest.raises(EnvConnectionError) as info:
+        transport.request("reset", {})
+    assert not isinstance(info.value, SessionLostError)
+    assert len(transport.pending) == 1  # no second session was opened
+
+
+def test_flow_error_sent_before_the_close_is_what_is_reported() -> None:
+    capacity = json.dumps({"type": "error", "data": {"code": "CAPACITY_REACHED", "message": "m"}})
+    transport = ScriptedTransport(RecordingConnection(CLOSED, buffered=[capacity]))
+    with pytest.raises(ServerError) as info:
+        transport.request("reset", {})
+    assert info.value.code == "CAPACITY_REACHED" and not transport.connected
+
+
+def test_flow_server_error_keeps_the_session_unless_it_ends_it() -> None:
+    failed = json.dumps({"type": "error", "data": {"code": "EXECUTION_ERROR", "message": "m"}})
+    conn = RecordingConnection(OBS, failed, OBS)
+    transport = ScriptedTransport(conn)
+    transport.request("reset", {})
+    with pytest.raises(ServerError):
+        transport.request("step", {})
+    assert transport.connected and not conn.aborted
+    transport.request("step", {})
+    assert len(conn.sent) == 3
+
+
+# --------------------------------------------------------------------------- asyncio shell
+
+
+@contextmanager
+def ws_server(handler: Callable[[Any], None], **options: Any) -> Iterator[str]:
+    """A websockets server on 127.0.0.1 running ``handler(connection)``; its base URL."""
+    server = serve(handler, "127.0.0.1", 0, **options)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.socket.getsockname()[1]}"
+    finally:
+        server.shutdown()
+        thread.join(5)
+
+
+def counting(conn: Any) -> None:
+    count = 0
+    try:
+        while True:
+            conn.recv()
+            count += 1
+            conn.send(json.dumps({"type": "state", "data": {"count": count}}))
+    except Exception:
+        return
+
+
+def test_async_idle_session_answers_server_pings() -> None:
+    async def run(url: str) -> None:
+        transport = AsyncWebSocketTransport(url, timeout_s=5)
+        assert await transport.request("state", {}) == {"count": 1}
+        assert isinstance(transport._conn, _wsasync.AsyncConnection)
+        await asyncio.sleep(1.5)  # idle: the event loop answers the pings
+        assert await transport.request("state", {}) == {"count": 2}
+        assert transport.sessions_opened == 1
+        await transport.close()
+
+    with ws_server(counting, ping_interval=0.2, ping_timeout=0.2) as url:
+        asyncio.run(run(url))
+
+
+def test_async_keepalive_fails_a_silent_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_wsasync, "KEEPALIVE_CHECK_S", 0.05)
+    monkeypatch.setattr(_wsframes, "PING_INTERVAL_S", 0.1)
+    monkeypatch.setattr(_wsframes, "PING_TIMEOUT_S", 0.2)
+    accepted: list[socket.socket] = []
+    listener, url = _silent_server(accepted)  # completes the handshake, then never reads
+
+    async def run() -> None:
+        transport = AsyncWebSocketTransport(url, timeout_s=5)
+        await transport.reconnect()
+        conn = transport._conn
+        assert isinstance(conn, _wsasync.AsyncConnection)
+        await asyncio.sleep(1.0)
+        assert conn._engine.state.name == "CLOSED"
+        with pytest.raises(SessionLostError) as info:
+            await transport.request("state", {})
+        cause = info.value.__cause__
+        assert isinstance(cause, ConnectionClosedError) and cause.sent is not None
+        assert cause.sent.code == 1011 and "keepalive" in cause.sent.reason
+        await transport.close()
+
+    try:
+        asyncio.run(run())
+        accepted[0].settimeout(2)
+        frames = accepted[0].recv(4096)
+        assert frames[0] & 0x0F == 0x9  # the server did receive a ping before the close
+    finally:
+        listener.close()
+        for sock in accepted:
+            sock.close()
+
+
+def test_async_redirect_is_followed() -> None:
+    with ws_server(counting) as target:
+
+        def moved(conn: Any, request: Any) -> Any:
+            response = conn.respond(302, "")
+            response.headers["Location"] = "ws" + target.removeprefix("http") + "/ws"
+            return response
+
+        async def run(url: str) -> None:
+            transport = AsyncWebSocketTransport(url, timeout_s=5)
+            assert await transport.request("state", {}) == {"count": 1}
+            await transport.close()
+
+        with ws_server(counting, process_request=moved) as url:
+            asyncio.run(run(url))
+
+
+def test_async_oversized_reply_is_refused_with_the_limit_hint() -> None:
+    def big(conn: Any) -> None:
+        conn.recv()
+        conn.send(json.dumps({"type": "state", "data": {"blob": "x" * 5000}}))
+        try:
+            conn.recv()
+        except Exception:
+            return
+
+    async def run(url: str) -> None:
+        transport = AsyncWebSocketTransport(url, timeout_s=5, max_message_bytes=1000)
+        with pytest.raises(ProtocolError) as info:
+            await transport.request("state", {})
+        assert "max_message_bytes" in info.value.message
+        assert not transport.connected
+        await transport.close()
+
+    with ws_server(big) as url:
+        asyncio.run(run(url))
