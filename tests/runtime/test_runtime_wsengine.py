@@ -22,18 +22,19 @@ from envgen_runtime import (
     EnvConnectionError,
     ProtocolError,
     ServerError,
+    ServerValidationError,
     SessionLostError,
     WebSocketTransport,
     _wsasync,
     _wsframes,
 )
-from envgen_runtime._wsengine import map_ws_exception
+from envgen_runtime._wsengine import map_ws_exception, ws_error
 from envgen_runtime._wsframes import FrameEngine, redirect
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK, InvalidStatus
 from websockets.exceptions import SecurityError as WsSecurityError
 from websockets.frames import Frame, Opcode
-from websockets.http11 import Response
+from websockets.http11 import Request, Response
 from websockets.server import ServerProtocol
 from websockets.sync.server import serve
 
@@ -48,6 +49,7 @@ def handshake(**options: Any) -> tuple[FrameEngine, ServerProtocol]:
     server = ServerProtocol(max_size=None)
     server.receive_data(b"".join(engine.outgoing()))
     [request] = server.events_received()
+    assert isinstance(request, Request)
     server.send_response(server.accept(request))
     engine.receive(b"".join(server.data_to_send()))
     assert not engine.handshaking
@@ -76,6 +78,7 @@ def test_handshake_request_carries_headers_and_response_split_anywhere() -> None
         server = ServerProtocol()
         server.receive_data(b"".join(engine.outgoing()))
         [parsed] = server.events_received()
+        assert isinstance(parsed, Request)
         server.send_response(server.accept(parsed))
         response = b"".join(server.data_to_send())
         if cut >= len(response):
@@ -239,6 +242,25 @@ def test_redirect_rules() -> None:
         redirect(_redirect_status("ws://h:1/ws"), "wss://h:1/ws", None)
     assert redirect(_redirect_status("/x", status=403), "ws://h:1/ws", None) is None
     assert redirect(ValueError("no"), "ws://h:1/ws", None) is None
+
+
+def test_ws_error_codes() -> None:
+    err = ws_error({"message": "full", "code": "CAPACITY_REACHED"}, op="reset", raw="{}")
+    assert err.code == "CAPACITY_REACHED" and err.status is None
+    assert "maximum number of sessions" in str(err)
+    invalid = ws_error(
+        {
+            "message": "Invalid message",
+            "code": "VALIDATION_ERROR",
+            "errors": [{"loc": ["message"], "msg": "Input should be a valid string", "input": 5}],
+        },
+        op="step",
+        raw="{}",
+    )
+    assert isinstance(invalid, ServerValidationError)
+    assert invalid.code == "VALIDATION_ERROR" and invalid.errors[0].path == "message"
+    odd = ws_error("not a mapping", op="state", raw='"x"')
+    assert type(odd) is ServerError and odd.code is None
 
 
 # --------------------------------------------------------------------------- session
