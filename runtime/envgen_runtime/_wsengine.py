@@ -26,12 +26,11 @@ not import websockets (it is imported with the package).
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ._errormap import map_exception
@@ -75,18 +74,6 @@ CLOSE_MESSAGE = '{"type":"close"}'
 SESSION_ENDING_CODES = frozenset({"CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"})
 """Server error codes after which an OpenEnv server closes the WebSocket itself."""
 _MESSAGE_TOO_BIG = 1009  # the WebSocket close code a client sends for a message too big
-
-
-class Connection(Protocol):
-    """What the engine needs of a shell's open connection."""
-
-    def buffered(self) -> list[str | bytes]:
-        """Messages received but not read yet (without waiting)."""
-        ...
-
-    def abort(self) -> None:
-        """Close now, without waiting for the server's side of the close."""
-        ...
 
 
 def websocket_url(base_url: str) -> str:
@@ -468,6 +455,8 @@ class WebSocketCommon:
 
     def _connect_options(self, headers: Mapping[str, str]) -> dict[str, Any]:
         """Options for opening a connection (named as websockets' ``connect`` takes them)."""
+        import logging
+
         options: dict[str, Any] = {
             "open_timeout": self._connect_timeout_s,
             "close_timeout": 2.0,
