@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from generator.diff.model import ROLES, Change, ChangeClass, Role
+from generator.diff.model import CLIENT_WRITTEN, ROLES, Change, ChangeClass, Role
 from generator.diff.pytypes import PyType, is_subtype, parse
 from generator.diff.sides import Side
 from generator.errors import EnvgenError
@@ -383,7 +383,7 @@ def _compare_attrs(ctx: _Ctx, old_name: str, new_name: str) -> None:
 
 def _usage(ctx: _Ctx, old_name: str, new_name: str) -> tuple[bool, bool]:
     roles = ctx.old_api.uses.get(old_name, set()) | ctx.new_api.uses.get(new_name, set())
-    return "action" in roles, bool(roles & {"observation", "state"})
+    return bool(roles & set(CLIENT_WRITTEN)), bool(roles & {"observation", "state"})
 
 
 def _compare_type(

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Role = Literal["action", "observation", "state"]
-ROLES: tuple[Role, ...] = ("action", "observation", "state")
+Role = Literal["action", "observation", "state", "reset"]
+ROLES: tuple[Role, ...] = ("action", "observation", "state", "reset")
+CLIENT_WRITTEN: tuple[Role, ...] = ("action", "reset")
+"""Roles the client writes and the server reads: the reset parameters go the action's way."""
 
 ChangeClass = Literal["breaking", "breaking-code", "safe"]
 CLASS_ORDER: dict[str, int] = {"safe": 0, "breaking-code": 1, "breaking": 2}
@@ -18,8 +20,8 @@ NO_WITNESS = object()
 
 
 def writer_is_old(role: Role) -> bool:
-    """The action is written by (old) clients; observation and state by the (new) server."""
-    return role == "action"
+    """The action and reset parameters are written by (old) clients; the rest by the server."""
+    return role in CLIENT_WRITTEN
 
 
 @dataclass

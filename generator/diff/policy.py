@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
-from generator.diff.model import Role
+from generator.diff.model import CLIENT_WRITTEN, Role
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Policy:
 
     def reader_ignores_unknown(self, role: Role) -> bool:
         """Whether the side that reads `role` accepts fields its schema closes off."""
-        if role == "action":
+        if role in CLIENT_WRITTEN:
             return self.server_ignores_unknown_fields
         return self.readers_ignore_unknown_fields
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.diff.model import ChangeClass, Role
+from generator.diff.model import CLIENT_WRITTEN, ChangeClass, Role
 
 B: ChangeClass = "breaking"
 C: ChangeClass = "breaking-code"
@@ -29,7 +29,7 @@ class RuleDoc:
     def class_for(self, role: Role | None) -> ChangeClass | None:
         if role is None:
             return self.action
-        return self.action if role == "action" else self.reader
+        return self.action if role in CLIENT_WRITTEN else self.reader
 
 
 _IGNORE_UNKNOWN = "safe when readers_ignore_unknown_fields (the default); breaking without it"

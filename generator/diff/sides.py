@@ -17,9 +17,18 @@ from generator.errors import InputError, ManifestError
 from generator.jsonio import read_json
 from generator.loader import MANIFEST, EnvInput, Layout, role_file
 from generator.manifest import Manifest, check_env_name, load_manifest
-from generator.schema_check import check_role_root
+from generator.schema_check import check_reset_params, check_role_root
 
-_ROLE_CLASS = {"action": "Action", "observation": "Observation", "state": "State"}
+_ROLE_CLASS = {
+    "action": "Action",
+    "observation": "Observation",
+    "state": "State",
+    "reset": "ResetParams",
+}
+NO_RESET = "EnvgenNoResetParams"
+NO_RESET_SCHEMA = {"type": "object", "additionalProperties": False}
+"""An env without reset.schema.json: its clients send no reset parameters (`{}` only), and
+its server declares none, so a parameter sent to it counts as rejected."""
 
 
 @dataclass
@@ -71,16 +80,31 @@ def load_env_side(layout: Layout, name: str, label: str) -> Side:
     files = {role: role_file(env_dir, role) for role in ROLES}
     for role, path in files.items():
         check_role_root(read_json(path, layout.display(path)), layout.display(path), role)
+    reset_path = role_file(env_dir, "reset")
+    reset_display = layout.display(reset_path)
+    if reset_path.exists():
+        check_reset_params(read_json(reset_path, reset_display), reset_display)
+        files["reset"] = reset_path
+        role_names["reset"] = f"{prefix}{_ROLE_CLASS['reset']}"
+    else:
+        role_names["reset"] = NO_RESET
     bundler = Bundler(layout.schemas, layout.root)
     bundle = bundler.bundle(files, role_names)
+    owners = _owners(bundler, bundle)
+    hidden: frozenset[str] = frozenset()
+    if "reset" not in files:
+        bundle.defs[NO_RESET] = dict(NO_RESET_SCHEMA)
+        owners[NO_RESET] = (reset_display, "")
+        hidden = frozenset({NO_RESET})
     codegen = EnvInput(manifest=manifest, bundle=bundle, sources=(), schema_hash="")
     return Side(
         label=label,
         name=name,
         manifest=manifest,
         bundle=bundle,
-        owners=_owners(bundler, bundle),
+        owners=owners,
         codegen=codegen,
+        hidden=hidden,
         manifest_file=layout.display(manifest_path),
     )
 
@@ -96,10 +120,14 @@ def load_role_side(
     if not path.is_file():
         raise RoleFileError("file not found", file=label)
     display = label
-    check_role_root(read_json(path, display), display, role)
+    if role == "reset":
+        check_reset_params(read_json(path, display), display)
+    else:
+        check_role_root(read_json(path, display), display, role)
     name = _ROLE_CLASS[role]
     bundler = Bundler(schemas_root or path.parent, cwd)
-    bundle = bundler.bundle({r: path for r in ROLES}, {r: name for r in ROLES})
+    every = (*ROLES, "reset")
+    bundle = bundler.bundle({r: path for r in every}, {r: name for r in every})
     owners = _owners(bundler, bundle)
     owners[name] = (display, "")
     # The model generator needs all three roles; the other two are placeholders left out of
@@ -107,7 +135,7 @@ def load_role_side(
     defs = dict(bundle.defs)
     role_names: dict[str, str] = {}
     hidden = set()
-    for other in ROLES:
+    for other in every:
         if other == role:
             role_names[other] = name
         else:
