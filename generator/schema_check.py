@@ -10,6 +10,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
 from generator.errors import SchemaError
+from generator.meta_schema import is_valid_2020_12
 
 # Keywords that only annotate: a root holding nothing else accepts any JSON value.
 _ANNOTATIONS = {"title", "description", "$schema", "$id", "$comment", "examples", "default"}
@@ -48,8 +49,10 @@ def check_meta_schema(doc: Any, display: str) -> None:
     if isinstance(doc, bool):
         return
     validator_cls = validators.validator_for(doc, default=Draft202012Validator)
-    meta = validator_cls(validator_cls.META_SCHEMA)
-    error: ValidationError | None = best_match(meta.iter_errors(doc))
+    error: ValidationError | None = None
+    if validator_cls is not Draft202012Validator or not is_valid_2020_12(doc):
+        meta = validator_cls(validator_cls.META_SCHEMA)
+        error = best_match(meta.iter_errors(doc))
     if error is not None:
         raise SchemaError(
             f"invalid schema: {error.message}",
