@@ -15,7 +15,7 @@ from typing import Any
 
 import jinja2
 from envgen_runtime import API_VERSION
-from envgen_runtime._compat import compatible_range
+from envgen_runtime.compat import compatible_range
 
 from generator import __version__
 from generator.errors import GenerationError, SchemaError

@@ -17,7 +17,7 @@ what generated packages call at import to refuse a runtime they do not fit.
 from ._client import EnvClient
 from ._client_async import AsyncClientStart, AsyncEnvClient
 from ._codec import EnvModel, ModelCodec
-from ._compat import API_VERSION, __version__, check_generated
+from .compat import API_VERSION, __version__, check_generated
 from ._docker import LocalDockerProvider
 from ._exceptions import (
     EnvConnectionError,

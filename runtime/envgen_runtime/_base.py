@@ -1,21 +1,20 @@
 """What the sync ``EnvClient`` and the async ``AsyncEnvClient`` share: everything but I/O.
 
-Argument checks, headers (defaults, the bearer token named by the spec, tracing), the retry
-decision, request bodies, reply parsing (lenient or strict) and the current episode id live
-here once; the two clients only differ in how they wait.
+Argument checks, headers (defaults, the bearer token named by the spec, tracing), which
+transport to build, request bodies, the retry decision (``Attempts``), reply parsing
+(lenient or strict), the current episode id and what closing releases live here once; the
+two clients are shells that only send, wait and sleep (blocking or asyncio).
 """
 
 from __future__ import annotations
 
-import logging
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypedDict, TypeVar
 
 from ._exceptions import EnvgenRuntimeError, ProtocolError, SessionLostError
 from ._headers import TraceContext, bearer_headers, check_headers, merge_headers
-from ._provider import LocalProcessProvider, Provider
 from ._result import StepResult, build_step_result
 from ._retry import RetryPolicy
 from ._spec import TRANSPORTS, EnvSpec, TransportName
@@ -23,11 +22,10 @@ from ._text import redact_url
 from ._transport import Op
 
 if TYPE_CHECKING:
-    import os
-
     from ._codec import ModelCodec
+    from ._provider import Provider
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "ClientCore", "ClientOptions"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Attempts", "ClientCore", "ClientOptions"]
 
 DEFAULT_MAX_MESSAGE_BYTES = 100 * 1024 * 1024
 """The largest WebSocket message a client accepts unless told otherwise (100 MiB)."""
@@ -36,8 +34,6 @@ ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
 TransportT = TypeVar("TransportT")
-
-logger = logging.getLogger("envgen_runtime")
 
 
 class ClientOptions(TypedDict, total=False):
@@ -180,48 +176,30 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
             raise TypeError(f"{cls.__name__} must set SPEC: ClassVar[EnvSpec]")
         return spec
 
-    @classmethod
-    def _local_provider(
-        cls,
-        command: Sequence[str] | None,
-        transport: TransportName | None,
-        env: Mapping[str, str] | None,
-        cwd: str | os.PathLike[str] | None,
-        startup_timeout_s: float | None,
-    ) -> LocalProcessProvider:
-        """The provider ``from_local_process`` starts (not started yet)."""
-        spec = cls._spec()
-        argv = tuple(command) if command is not None else spec.server_command
-        if not argv:
-            raise ValueError(
-                f"{cls.__name__}.SPEC has no server_command for environment {spec.name!r}: "
-                "pass command=[...] to from_local_process()"
-            )
-        return LocalProcessProvider(
-            argv,
-            health_path=spec.health_path,
-            startup_timeout_s=(
-                startup_timeout_s if startup_timeout_s is not None else spec.startup_timeout_s
-            ),
-            env=env,
-            cwd=cwd,
-            transport=transport if transport is not None else spec.transport,
-        )
-
+    @staticmethod
     @abstractmethod
-    def _make_transport(self) -> TransportT:
-        """Build the transport named by ``transport_name`` (sync or async kind)."""
+    def _transport_kinds() -> tuple[Callable[..., TransportT], Callable[..., TransportT]]:
+        """The shell's HTTP and WebSocket transport classes (blocking or asyncio)."""
 
-    def _transport_options(self) -> dict[str, Any]:
-        """Keyword arguments both transport kinds take."""
-        return {
+    def _make_transport(self) -> TransportT:
+        """Build the transport named by ``transport_name``, of the shell's kind."""
+        http, websocket = self._transport_kinds()
+        options: dict[str, Any] = {
             "timeout_s": self._read_timeout_s,
             "connect_timeout_s": self._connect_timeout_s,
             "headers": self._wire_headers,
             "trace": self._trace,
         }
+        if self._transport_name == "http":
+            return http(self._base_url, step_timeout_s=self._step_timeout_s, **options)
+        return websocket(self._base_url, max_message_bytes=self._max_message_bytes, **options)
 
     # ------------------------------------------------------------------ properties
+
+    @property
+    def transport(self) -> TransportT:
+        """The transport carrying requests (for diagnostics)."""
+        return self._require_transport("transport")
 
     @property
     def base_url(self) -> str:
@@ -326,6 +304,10 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         body.update(kwargs)
         return body
 
+    def _attempts(self, op: Op, headers: Mapping[str, str] | None) -> Attempts:
+        """The attempts of one operation: checked headers, and the retry decision."""
+        return Attempts(self, op, self._call_headers(op, headers))
+
     def _next_delay(self, op: Op, exc: EnvgenRuntimeError, attempt: int) -> float | None:
         """The wait before retrying ``op``, or None when the error must propagate."""
         if isinstance(exc, SessionLostError):  # the episode is gone: so is its id
@@ -333,7 +315,9 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
             self._episode_id_given = False
         delay = self._retry.next_delay(op, exc, attempt)
         if delay is not None:
-            logger.info(
+            import logging
+
+            logging.getLogger("envgen_runtime").info(
                 "%s failed (%s), retry %d of %d in %.2f s: %s",
                 op,
                 type(exc).__name__,
@@ -343,6 +327,14 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
                 exc.message,
             )
         return delay
+
+    def _detach(self) -> TransportT | None:
+        """Mark the client closed and hand its transport to the shell to close (once)."""
+        if self._closed:
+            return None
+        self._closed = True
+        transport, self._transport = self._transport, None
+        return transport
 
     def _after_reset(self, episode_id: str | None, payload: Mapping[str, Any]) -> StepResult[ObsT]:
         result = self._parse_with_op("reset", payload)
@@ -396,6 +388,7 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
             raise
 
     def _stop_owned_provider(self) -> None:
+        """Stop the provider when this client started it (blocking; shells may thread it)."""
         if self._owns_provider and self._provider is not None:
             self._owns_provider = False
             self._provider.stop()
@@ -423,3 +416,29 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         Generated clients pass ``strict=self.strict``; so should hand-written ones.
         """
         return build_step_result(payload, observation_codec, strict=strict)
+
+
+class Attempts:
+    """One operation's attempts, without I/O: the shell sends, this decides what follows.
+
+    ``retry_after(exc)`` is the wait before the next attempt, or re-raises ``exc`` when the
+    retry policy (or the operation: a step is never retried) says it must propagate.
+    """
+
+    __slots__ = ("_attempt", "_core", "headers", "op")
+
+    def __init__(
+        self, core: ClientCore[Any, Any, Any, Any], op: Op, headers: dict[str, str] | None
+    ) -> None:
+        self._core = core
+        self.op = op
+        self.headers = headers
+        self._attempt = 1
+
+    def retry_after(self, exc: EnvgenRuntimeError) -> float:
+        """Seconds to wait before retrying after ``exc``; raises ``exc`` when not retried."""
+        delay = self._core._next_delay(self.op, exc, self._attempt)
+        if delay is None:
+            raise exc
+        self._attempt += 1
+        return delay

@@ -7,22 +7,16 @@ episode id) lives in ``ClientCore`` and is shared with ``AsyncEnvClient``.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from collections.abc import Mapping
+from typing import Any, Self, TypeVar
 
-from typing_extensions import Unpack
-
-from ._base import ClientCore, ClientOptions
+from ._base import ClientCore
 from ._exceptions import EnvgenRuntimeError
 from ._http import HttpTransport
 from ._launchers import ProviderLaunchers
 from ._result import StepResult
 from ._transport import Op, Transport
 from ._websocket import WebSocketTransport
-
-if TYPE_CHECKING:
-    import os
 
 __all__ = ["EnvClient"]
 
@@ -45,50 +39,9 @@ class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):
     max_message_bytes=100 MiB)``; see ``ClientCore``.
     """
 
-    # ------------------------------------------------------------------ construction
-
-    @classmethod
-    def from_local_process(
-        cls,
-        command: Sequence[str] | None = None,
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        startup_timeout_s: float | None = None,
-        **options: Unpack[ClientOptions],
-    ) -> Self:
-        """Start the environment's server locally and return a client that owns it.
-
-        ``command`` defaults to ``SPEC.server_command``; ``options`` are the constructor's
-        keyword options. Closing the client stops the server; if building the client fails,
-        the server is stopped before the error propagates.
-        """
-        provider = cls._local_provider(
-            command, options.get("transport"), env, cwd, startup_timeout_s
-        )
-        base_url = provider.start()
-        try:
-            client = cls(base_url, provider=provider, **options)
-        except BaseException:
-            provider.stop()
-            raise
-        client._owns_provider = True
-        return client
-
-    def _make_transport(self) -> Transport:
-        """Build the transport named by ``transport_name``."""
-        if self._transport_name == "http":
-            return HttpTransport(
-                self._base_url, step_timeout_s=self._step_timeout_s, **self._transport_options()
-            )
-        return WebSocketTransport(
-            self._base_url, max_message_bytes=self._max_message_bytes, **self._transport_options()
-        )
-
-    @property
-    def transport(self) -> Transport:
-        """The transport carrying requests (for diagnostics)."""
-        return self._require_transport("transport")
+    @staticmethod
+    def _transport_kinds() -> tuple[type[HttpTransport], type[WebSocketTransport]]:
+        return HttpTransport, WebSocketTransport
 
     # ------------------------------------------------------------------ operations
 
@@ -96,18 +49,13 @@ class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):
         self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None
     ) -> dict[str, Any]:
         """One operation, retried as ``retry`` allows (never a step)."""
-        extra = self._call_headers(op, headers)
-        attempt = 1
+        attempts = self._attempts(op, headers)
+        sleep = self._retry.sleep or time.sleep
         while True:
-            transport = self._require_transport(op)
             try:
-                return transport.request(op, body, headers=extra)
+                return self._require_transport(op).request(op, body, headers=attempts.headers)
             except EnvgenRuntimeError as exc:
-                delay = self._next_delay(op, exc, attempt)
-                if delay is None:
-                    raise
-            (self._retry.sleep or time.sleep)(delay)
-            attempt += 1
+                sleep(attempts.retry_after(exc))
 
     def reset(
         self,
@@ -151,10 +99,7 @@ class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):
 
     def close(self) -> None:
         """Close the transport and stop a server this client started; idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        transport, self._transport = self._transport, None
+        transport = self._detach()
         try:
             if transport is not None:
                 transport.close()
@@ -164,10 +109,5 @@ class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()

@@ -1,79 +1,31 @@
 """The asyncio twin of ``EnvClient``: the same operations as coroutines, both transports.
 
 Arguments, headers, retry decisions, parsing and the episode id come from ``ClientCore``,
-shared with the sync client; only waiting differs (``AsyncHttpTransport`` on httpx,
-``AsyncWebSocketTransport`` on ``websockets.asyncio``). Blocking work that has no asyncio
-form (starting or stopping a local server) runs in a worker thread.
+shared with the sync client; only waiting differs (``AsyncHttpTransport`` and
+``AsyncWebSocketTransport``). Blocking work that has no asyncio form (starting or stopping a
+local server) runs in a worker thread; the launchers (``from_local_process`` and the
+container ones) return an ``AsyncClientStart`` to await.
 """
 
 from __future__ import annotations
 
 import inspect
-import threading
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+from collections.abc import Mapping
+from typing import Any, Self, TypeVar
 
-from typing_extensions import Unpack
-
-from ._base import ClientCore, ClientOptions
+from ._base import ClientCore
 from ._exceptions import EnvgenRuntimeError
 from ._http_async import AsyncHttpTransport
-from ._launchers import AsyncProviderLaunchers
+from ._launchers import AsyncClientStart, AsyncProviderLaunchers
 from ._result import StepResult
 from ._transport import AsyncTransport, Op
 from ._websocket_async import AsyncWebSocketTransport
-
-if TYPE_CHECKING:
-    import os
-
-    from ._provider import Provider
 
 __all__ = ["AsyncClientStart", "AsyncEnvClient"]
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
-ClientT = TypeVar("ClientT", bound="AsyncEnvClient[Any, Any, Any]")
-
-
-def _stop_in_background(provider: Provider) -> None:
-    """Stop a provider without blocking the event loop (its start may still be running)."""
-    threading.Thread(target=provider.stop, name="envgen-provider-stop", daemon=True).start()
-
-
-class AsyncClientStart(Generic[ClientT]):
-    """What ``AsyncEnvClient.from_local_process()`` returns: await it, or ``async with`` it.
-
-    ``client = await AsyncEchoEnv.from_local_process()`` gives a client that owns its
-    server (close it); ``async with AsyncEchoEnv.from_local_process() as env:`` also closes
-    it, and so stops the server, on exit. The server starts in a worker thread, so the event
-    loop keeps running meanwhile; cancelling the start stops the server.
-    """
-
-    def __init__(self, start: Callable[[], Awaitable[ClientT]]) -> None:
-        self._start = start
-        self._client: ClientT | None = None
-
-    async def _get(self) -> ClientT:
-        if self._client is None:
-            self._client = await self._start()
-        return self._client
-
-    def __await__(self) -> Generator[Any, None, ClientT]:
-        return self._get().__await__()
-
-    async def __aenter__(self) -> ClientT:
-        return await self._get()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._client is not None:
-            await self._client.close()
 
 
 class AsyncEnvClient(AsyncProviderLaunchers, ClientCore[ActT, ObsT, StateT, AsyncTransport]):
@@ -85,62 +37,9 @@ class AsyncEnvClient(AsyncProviderLaunchers, ClientCore[ActT, ObsT, StateT, Asyn
     from one event loop; concurrent calls from several tasks are serialised.
     """
 
-    # ------------------------------------------------------------------ construction
-
-    @classmethod
-    def from_local_process(
-        cls,
-        command: Sequence[str] | None = None,
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        startup_timeout_s: float | None = None,
-        **options: Unpack[ClientOptions],
-    ) -> AsyncClientStart[Self]:
-        """Start the environment's server locally; ``await`` the result or ``async with`` it.
-
-        Arguments as for ``EnvClient.from_local_process``. The server is started when the
-        result is first awaited (or entered), in a worker thread.
-        """
-        import asyncio
-
-        provider = cls._local_provider(
-            command, options.get("transport"), env, cwd, startup_timeout_s
-        )
-
-        async def start() -> Self:
-
-            try:
-                base_url = await asyncio.to_thread(provider.start)
-            except BaseException:
-                # Also on cancellation, when the start thread is still running: stop() waits
-                # for it (the provider's lock) and then stops the server.
-                _stop_in_background(provider)
-                raise
-            try:
-                client = cls(base_url, provider=provider, **options)
-            except BaseException:
-                _stop_in_background(provider)
-                raise
-            client._owns_provider = True
-            return client
-
-        return AsyncClientStart(start)
-
-    def _make_transport(self) -> AsyncTransport:
-        """Build the asyncio transport named by ``transport_name``."""
-        if self._transport_name == "http":
-            return AsyncHttpTransport(
-                self._base_url, step_timeout_s=self._step_timeout_s, **self._transport_options()
-            )
-        return AsyncWebSocketTransport(
-            self._base_url, max_message_bytes=self._max_message_bytes, **self._transport_options()
-        )
-
-    @property
-    def transport(self) -> AsyncTransport:
-        """The transport carrying requests (for diagnostics)."""
-        return self._require_transport("transport")
+    @staticmethod
+    def _transport_kinds() -> tuple[type[AsyncHttpTransport], type[AsyncWebSocketTransport]]:
+        return AsyncHttpTransport, AsyncWebSocketTransport
 
     # ------------------------------------------------------------------ operations
 
@@ -159,18 +58,14 @@ class AsyncEnvClient(AsyncProviderLaunchers, ClientCore[ActT, ObsT, StateT, Asyn
         self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None
     ) -> dict[str, Any]:
         """One operation, retried as ``retry`` allows (never a step)."""
-        extra = self._call_headers(op, headers)
-        attempt = 1
+        attempts = self._attempts(op, headers)
         while True:
             transport = self._require_transport(op)
             try:
-                return await transport.request(op, body, headers=extra)
+                return await transport.request(op, body, headers=attempts.headers)
             except EnvgenRuntimeError as exc:
-                delay = self._next_delay(op, exc, attempt)
-                if delay is None:
-                    raise
+                delay = attempts.retry_after(exc)
             await self._sleep(delay)
-            attempt += 1
 
     async def reset(
         self,
@@ -206,26 +101,18 @@ class AsyncEnvClient(AsyncProviderLaunchers, ClientCore[ActT, ObsT, StateT, Asyn
 
     async def close(self) -> None:
         """Close the transport and stop a server this client started; idempotent."""
-        import asyncio
-
-        if self._closed:
-            return
-        self._closed = True
-        transport, self._transport = self._transport, None
+        transport = self._detach()
         try:
             if transport is not None:
                 await transport.close()
         finally:
             if self._owns_provider:
+                import asyncio
+
                 await asyncio.to_thread(self._stop_owned_provider)
 
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()

@@ -1,12 +1,18 @@
-"""``from_docker_image`` and ``from_hub``: start an env's server in a container, get a client.
+"""``from_local_process``, ``from_docker_image``, ``from_hub``: start a server, get a client.
 
-They live in mixins: ``EnvClient`` inherits ``ProviderLaunchers``, so every generated client
-has them and they return the generated type (``EchoEnv.from_docker_image()`` is an
-``EchoEnv``). ``AsyncProviderLaunchers`` is the asyncio flavour for ``AsyncEnvClient``: the
-same arguments, the container started in a worker thread, and an ``AsyncClientStart`` to
-``await`` or ``async with``.
+Each launcher is written once, as a *plan*: a function that checks its arguments and builds
+the provider that will run the server (not started yet). Two shells run a plan, and that is
+all that differs between the sync and the asyncio flavour: ``SyncLauncher`` starts the
+server in the calling thread and returns the client; ``AsyncLauncher`` returns an
+``AsyncClientStart`` that starts it in a worker thread when awaited (the event loop keeps
+running; cancelling the start stops the server). Either way the client owns a server it
+started (``close()`` stops it), and a failure while building the client stops it too.
+``ProviderLaunchers`` (mixed into ``EnvClient``) and ``AsyncProviderLaunchers``
+(``AsyncEnvClient``) bind the plans to the classes, so ``EchoEnv.from_docker_image()`` is
+an ``EchoEnv``.
 
-Options fall into three groups, kept apart so no name can mean two things:
+Options of the container launchers fall into three groups, kept apart so no name can mean
+two things:
 
 - the provider's own keywords (``port``, ``health_path``, ``startup_timeout_s``, ``host``,
   ``pull``, ``docker_client``), defaulting to the generated client's ``SPEC``; ``pull``
@@ -22,23 +28,37 @@ Options fall into three groups, kept apart so no name can mean two things:
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Self, cast
+from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import MethodType
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar
 
-from ._base import ClientOptions
-from ._docker import LocalDockerProvider
-from ._provider import Provider
+from typing_extensions import Unpack
+
 from ._spec import EnvSpec
 
 if TYPE_CHECKING:
-    from ._client_async import AsyncClientStart
+    import os
 
-__all__ = ["HUB_REGISTRY", "AsyncProviderLaunchers", "ProviderLaunchers", "hub_image"]
+    from ._base import ClientOptions
+    from ._provider import Provider
+
+__all__ = [
+    "HUB_REGISTRY",
+    "AsyncClientStart",
+    "AsyncProviderLaunchers",
+    "LaunchPlan",
+    "ProviderLaunchers",
+    "hub_image",
+]
 
 HUB_REGISTRY = "registry.hf.space"
 _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _DEFAULT_HOST = "127.0.0.1"
+
+P = ParamSpec("P")
+ClientT = TypeVar("ClientT")
 
 
 def hub_image(repo_id: str, tag: str = "latest") -> str:
@@ -55,6 +75,32 @@ def hub_image(repo_id: str, tag: str = "latest") -> str:
     return f"{HUB_REGISTRY}/{name}:{tag}"
 
 
+# --------------------------------------------------------------------------- plans
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What a launcher decided: the provider to run and the client's keyword options."""
+
+    provider: Provider
+    client_options: Mapping[str, Any]
+
+
+def _spec(cls: Any) -> EnvSpec:
+    spec = getattr(cls, "SPEC", None)
+    if not isinstance(spec, EnvSpec):
+        raise TypeError(f"{cls.__name__} must set SPEC: ClassVar[EnvSpec]")
+    return spec
+
+
+def _plan(provider: Provider, client_options: Mapping[str, Any] | None) -> LaunchPlan:
+    options = dict(client_options or {})
+    clash = {"base_url", "provider"} & options.keys()
+    if clash:
+        raise TypeError(f"client_options must not set {sorted(clash)}: the launcher does")
+    return LaunchPlan(provider, options)
+
+
 def _hub_hint(image: str) -> str:
     """For from_hub(pull=False) with the image absent: how to get it without a pull here."""
     return (
@@ -64,322 +110,327 @@ def _hub_hint(image: str) -> str:
     )
 
 
-def _client_kwargs(client_options: ClientOptions | None) -> dict[str, Any]:
-    options: dict[str, Any] = dict(client_options or {})
-    clash = {"base_url", "provider"} & options.keys()
-    if clash:
-        raise TypeError(f"client_options must not set {sorted(clash)}: the container does")
-    return options
+def _docker_provider(
+    cls: Any,
+    image: str,
+    *,
+    port: int | None,
+    health_path: str | None,
+    startup_timeout_s: float | None,
+    missing_image_hint: str | None,
+    options: dict[str, Any],
+) -> Provider:
+    """A LocalDockerProvider for ``image``; None-valued settings come from ``cls.SPEC``."""
+    from ._docker import LocalDockerProvider
+
+    spec = _spec(cls)
+    return LocalDockerProvider(
+        image,
+        port=port if port is not None else spec.docker_port,
+        health_path=health_path if health_path is not None else spec.health_path,
+        startup_timeout_s=(
+            startup_timeout_s if startup_timeout_s is not None else spec.startup_timeout_s
+        ),
+        env_name=spec.name,
+        missing_image_hint=missing_image_hint,
+        **options,
+    )
 
 
-class _Launchers:
-    """Building the provider: shared by the sync and the asyncio flavours."""
+def local_process_plan(
+    cls: Any,
+    /,
+    command: Sequence[str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    startup_timeout_s: float | None = None,
+    **options: Unpack[ClientOptions],
+) -> LaunchPlan:
+    """Start the environment's server locally and return a client that owns it.
 
-    @classmethod
-    def _launch_spec(cls) -> EnvSpec:
-        spec = getattr(cls, "SPEC", None)
-        if not isinstance(spec, EnvSpec):
-            raise TypeError(f"{cls.__name__} must set SPEC: ClassVar[EnvSpec]")
-        return spec
+    ``command`` defaults to ``SPEC.server_command``; ``options`` are the constructor's
+    keyword options. Closing the client stops the server; if building the client fails,
+    the server is stopped before the error propagates. The asyncio client's
+    ``from_local_process()`` is awaited (or used with ``async with``); its server starts
+    in a worker thread.
+    """
+    from ._provider import LocalProcessProvider
 
-    @classmethod
-    def _docker_provider(
-        cls,
-        image: str,
-        *,
-        port: int | None,
-        health_path: str | None,
-        startup_timeout_s: float | None,
-        host: str,
-        pull: bool,
-        docker_client: Any | None,
-        missing_image_hint: str | None,
-        run_options: dict[str, Any],
-    ) -> LocalDockerProvider:
-        spec = cls._launch_spec()
-        return LocalDockerProvider(
-            image,
-            port=port if port is not None else spec.docker_port,
-            health_path=health_path if health_path is not None else spec.health_path,
-            startup_timeout_s=(
-                startup_timeout_s if startup_timeout_s is not None else spec.startup_timeout_s
-            ),
-            host=host,
-            env_name=spec.name,
-            pull=pull,
-            docker_client=docker_client,
-            missing_image_hint=missing_image_hint,
-            **run_options,
+    spec = _spec(cls)
+    argv = tuple(command) if command is not None else spec.server_command
+    if not argv:
+        raise ValueError(
+            f"{cls.__name__}.SPEC has no server_command for environment {spec.name!r}: "
+            "pass command=[...] to from_local_process()"
         )
+    transport = options.get("transport")
+    provider = LocalProcessProvider(
+        argv,
+        health_path=spec.health_path,
+        startup_timeout_s=(
+            startup_timeout_s if startup_timeout_s is not None else spec.startup_timeout_s
+        ),
+        env=env,
+        cwd=cwd,
+        transport=transport if transport is not None else spec.transport,
+    )
+    return _plan(provider, options)
 
-    @classmethod
-    def _image_provider(
-        cls,
-        image: str | None,
-        provider: Provider | None,
-        *,
-        port: int | None,
-        health_path: str | None,
-        startup_timeout_s: float | None,
-        host: str,
-        pull: bool,
-        docker_client: Any | None,
-        run_options: dict[str, Any],
-    ) -> Provider:
-        """The provider ``from_docker_image`` uses: the one given, or a new Docker one."""
-        if provider is None:
-            chosen = image if image is not None else cls._launch_spec().docker_image
-            if not chosen:
-                raise ValueError(
-                    f"{cls.__name__}.SPEC has no docker_image for environment "
-                    f"{cls._launch_spec().name!r}: pass the image, e.g. "
-                    "from_docker_image('my-org/my-env:1.0')"
-                )
-            return cls._docker_provider(
-                chosen,
-                port=port,
-                health_path=health_path,
-                startup_timeout_s=startup_timeout_s,
-                host=host,
-                pull=pull,
-                docker_client=docker_client,
-                missing_image_hint=None,
-                run_options=run_options,
-            )
-        given = dict(run_options)
-        for name, value, default in (
-            ("port", port, None),
-            ("health_path", health_path, None),
-            ("startup_timeout_s", startup_timeout_s, None),
-            ("host", host, _DEFAULT_HOST),
-            ("pull", pull, False),
-            ("docker_client", docker_client, None),
-        ):
-            if value != default:
-                given[name] = value
-        if given:
-            raise TypeError(
-                f"options {sorted(given)} apply to the provider that from_docker_image "
-                "builds; configure the provider you pass instead"
-            )
-        provider_image = getattr(provider, "image", None)
-        if image is not None and provider_image is not None and image != provider_image:
+
+def docker_image_plan(
+    cls: Any,
+    /,
+    image: str | None = None,
+    provider: Provider | None = None,
+    *,
+    client_options: ClientOptions | None = None,
+    port: int | None = None,
+    health_path: str | None = None,
+    startup_timeout_s: float | None = None,
+    host: str = _DEFAULT_HOST,
+    pull: bool = False,
+    docker_client: Any | None = None,
+    **run_options: Any,
+) -> LaunchPlan:
+    """Run ``image`` (default ``SPEC.docker_image``) in a container; return a client.
+
+    The container publishes ``port`` (default ``SPEC.docker_port``) on ``host`` at a
+    port the engine picks; readiness is ``GET health_path`` (default
+    ``SPEC.health_path``) within ``startup_timeout_s`` (default
+    ``SPEC.startup_timeout_s``). A missing image is never pulled unless ``pull=True``.
+    Extra keywords are run options (see ``LocalDockerProvider``); ``client_options`` go
+    to the client's constructor. The client owns the container: ``close()`` (or the
+    ``with`` block's end) stops and removes it, and so does a failure while building
+    the client. The asyncio client's flavour is awaited (or used with ``async with``).
+
+    ``provider`` replaces the ``LocalDockerProvider`` built here (configure it instead
+    of passing options); one that is not running yet is started and owned by the
+    client, a running one is only borrowed.
+    """
+    if provider is None:
+        chosen = image if image is not None else _spec(cls).docker_image
+        if not chosen:
             raise ValueError(
-                f"image {image!r} differs from the provider's image {provider_image!r}"
+                f"{cls.__name__}.SPEC has no docker_image for environment "
+                f"{_spec(cls).name!r}: pass the image, e.g. "
+                "from_docker_image('my-org/my-env:1.0')"
             )
-        return provider
+        options = {"host": host, "pull": pull, "docker_client": docker_client, **run_options}
+        built = _docker_provider(
+            cls,
+            chosen,
+            port=port,
+            health_path=health_path,
+            startup_timeout_s=startup_timeout_s,
+            missing_image_hint=None,
+            options=options,
+        )
+        return _plan(built, client_options)
+    given = dict(run_options)
+    for name, value, default in (
+        ("port", port, None),
+        ("health_path", health_path, None),
+        ("startup_timeout_s", startup_timeout_s, None),
+        ("host", host, _DEFAULT_HOST),
+        ("pull", pull, False),
+        ("docker_client", docker_client, None),
+    ):
+        if value != default:
+            given[name] = value
+    if given:
+        raise TypeError(
+            f"options {sorted(given)} apply to the provider that from_docker_image "
+            "builds; configure the provider you pass instead"
+        )
+    provider_image = getattr(provider, "image", None)
+    if image is not None and provider_image is not None and image != provider_image:
+        raise ValueError(f"image {image!r} differs from the provider's image {provider_image!r}")
+    return _plan(provider, client_options)
 
 
-class ProviderLaunchers(_Launchers):
-    """Classmethods that start a server in a container and return a client that owns it.
+def hub_plan(
+    cls: Any,
+    /,
+    repo_id: str,
+    tag: str = "latest",
+    *,
+    client_options: ClientOptions | None = None,
+    port: int | None = None,
+    health_path: str | None = None,
+    startup_timeout_s: float | None = None,
+    host: str = _DEFAULT_HOST,
+    pull: bool = True,
+    docker_client: Any | None = None,
+    **run_options: Any,
+) -> LaunchPlan:
+    """Run a Hugging Face Space's image (see ``hub_image``) like ``from_docker_image``.
 
-    Mixed into ``EnvClient``; they need the class's ``SPEC`` (an ``EnvSpec``) and a
-    constructor that accepts ``provider=`` and starts a provider that is not running.
+    ``from_hub`` means "an image from a registry": a missing image is pulled from
+    ``registry.hf.space`` by default (``pull=False`` refuses, and then the image must
+    already be present locally). ``from_docker_image`` never pulls unless asked.
+    """
+    image = hub_image(repo_id, tag)
+    options = {"host": host, "pull": pull, "docker_client": docker_client, **run_options}
+    provider = _docker_provider(
+        cls,
+        image,
+        port=port,
+        health_path=health_path,
+        startup_timeout_s=startup_timeout_s,
+        missing_image_hint=_hub_hint(image),
+        options=options,
+    )
+    return _plan(provider, client_options)
+
+
+# --------------------------------------------------------------------------- shells
+
+
+@contextmanager
+def _stopped_on_failure(provider: Provider, stop: Callable[[Provider], None]) -> Iterator[None]:
+    """Stop ``provider`` (the shell's way) when the block fails, cancelled included."""
+    try:
+        yield
+    except BaseException:
+        stop(provider)
+        raise
+
+
+def _owning_client(cls: Callable[..., ClientT], plan: LaunchPlan, started: bool) -> ClientT:
+    """The client around the plan's running provider; one ``started`` by the launch is owned."""
+    client = cls(provider=plan.provider, **plan.client_options)
+    if started:
+        client._owns_provider = True  # type: ignore[attr-defined]  # closing it stops the server
+    return client
+
+
+def _build_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> ClientT:
+    """The sync shell: start the server in this thread (unless running), build the client."""
+    started = plan.provider.base_url is None
+    with _stopped_on_failure(plan.provider, _stop if started else _keep):
+        if started:
+            plan.provider.start()
+        return _owning_client(cls, plan, started)
+
+
+async def _start_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> ClientT:
+    """The asyncio shell: the (blocking) start in a worker thread; the loop keeps running.
+
+    On failure or cancellation while the start thread still runs, the stop waits for the
+    provider's lock in another thread, then stops the server.
+    """
+    import asyncio
+
+    from ._provider import stop_in_background
+
+    started = plan.provider.base_url is None
+    with _stopped_on_failure(plan.provider, stop_in_background if started else _keep):
+        if started:
+            await asyncio.to_thread(plan.provider.start)
+        return _owning_client(cls, plan, started)
+
+
+def _stop(provider: Provider) -> None:
+    provider.stop()
+
+
+def _keep(provider: Provider) -> None:
+    """A provider the caller passed in running is only borrowed: a failure leaves it be."""
+
+
+class AsyncClientStart(Generic[ClientT]):
+    """What an asyncio launcher returns: await it, or ``async with`` it.
+
+    ``client = await AsyncEchoEnv.from_local_process()`` gives a client that owns its
+    server (close it); ``async with AsyncEchoEnv.from_local_process() as env:`` also closes
+    it, and so stops the server, on exit. The server starts in a worker thread, so the event
+    loop keeps running meanwhile; cancelling the start stops the server.
     """
 
-    @classmethod
-    def from_docker_image(
-        cls,
-        image: str | None = None,
-        provider: Provider | None = None,
-        *,
-        client_options: ClientOptions | None = None,
-        port: int | None = None,
-        health_path: str | None = None,
-        startup_timeout_s: float | None = None,
-        host: str = _DEFAULT_HOST,
-        pull: bool = False,
-        docker_client: Any | None = None,
-        **run_options: Any,
-    ) -> Self:
-        """Run ``image`` (default ``SPEC.docker_image``) in a container; return a client.
+    def __init__(self, start: Callable[[], Awaitable[ClientT]]) -> None:
+        self._start = start
+        self._client: ClientT | None = None
 
-        The container publishes ``port`` (default ``SPEC.docker_port``) on ``host`` at a
-        port the engine picks; readiness is ``GET health_path`` (default
-        ``SPEC.health_path``) within ``startup_timeout_s`` (default
-        ``SPEC.startup_timeout_s``). A missing image is never pulled unless ``pull=True``.
-        Extra keywords are run options (see ``LocalDockerProvider``); ``client_options`` go
-        to the client's constructor. The client owns the container: ``close()`` (or the
-        ``with`` block's end) stops and removes it, and so does a failure while building
-        the client.
+    async def _get(self) -> ClientT:
+        if self._client is None:
+            self._client = await self._start()
+        return self._client
 
-        ``provider`` replaces the ``LocalDockerProvider`` built here (configure it instead
-        of passing options); one that is not running yet is started and owned by the
-        client, a running one is only borrowed.
-        """
-        chosen = cls._image_provider(
-            image,
-            provider,
-            port=port,
-            health_path=health_path,
-            startup_timeout_s=startup_timeout_s,
-            host=host,
-            pull=pull,
-            docker_client=docker_client,
-            run_options=run_options,
-        )
-        return cls._client_with_provider(chosen, client_options)
+    def __await__(self) -> Generator[Any, None, ClientT]:
+        return self._get().__await__()
 
-    @classmethod
-    def from_hub(
-        cls,
-        repo_id: str,
-        tag: str = "latest",
-        *,
-        client_options: ClientOptions | None = None,
-        port: int | None = None,
-        health_path: str | None = None,
-        startup_timeout_s: float | None = None,
-        host: str = _DEFAULT_HOST,
-        pull: bool = True,
-        docker_client: Any | None = None,
-        **run_options: Any,
-    ) -> Self:
-        """Run a Hugging Face Space's image (see ``hub_image``) like ``from_docker_image``.
+    async def __aenter__(self) -> ClientT:
+        return await self._get()
 
-        ``from_hub`` means "an image from a registry": a missing image is pulled from
-        ``registry.hf.space`` by default (``pull=False`` refuses, and then the image must
-        already be present locally). ``from_docker_image`` never pulls unless asked.
-        """
-        image = hub_image(repo_id, tag)
-        provider = cls._docker_provider(
-            image,
-            port=port,
-            health_path=health_path,
-            startup_timeout_s=startup_timeout_s,
-            host=host,
-            pull=pull,
-            docker_client=docker_client,
-            missing_image_hint=_hub_hint(image),
-            run_options=run_options,
-        )
-        return cls._client_with_provider(provider, client_options)
-
-    @classmethod
-    def _client_with_provider(
-        cls, provider: Provider, client_options: ClientOptions | None
-    ) -> Self:
-        """Build the client around ``provider``; stop a provider it started if that fails.
-
-        The constructor starts a provider that is not running and then owns it; if the
-        constructor raises (before or after starting it), the container is removed here.
-        """
-        options = _client_kwargs(client_options)
-        was_running = provider.base_url is not None
-        factory = cast("Callable[..., Self]", cls)
-        try:
-            return factory(provider=provider, **options)
-        except BaseException:
-            if not was_running:
-                provider.stop()
-            raise
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._client is not None:
+            await self._client.close()  # type: ignore[attr-defined]  # an AsyncEnvClient
 
 
-def _stop_in_background(provider: Provider) -> None:
-    """Stop a provider without blocking the event loop (its start may still be running)."""
-    threading.Thread(target=provider.stop, name="envgen-docker-stop", daemon=True).start()
+class _Launcher(Generic[P]):
+    """A plan bound to the class it is read from (a classmethod that knows its flavour)."""
+
+    def __init__(self, plan: Callable[Concatenate[Any, P], LaunchPlan]) -> None:
+        self._plan = plan
+        self.__doc__ = plan.__doc__
+
+    def _bind(self, run: Callable[..., Any], owner: type[Any]) -> Callable[..., Any]:
+        """``run(owner, ...)`` as a method of ``owner`` that introspects as the plan."""
+        name = "from_" + self._plan.__name__.removesuffix("_plan").removeprefix("from_")
+        run.__name__, run.__qualname__ = name, f"{owner.__qualname__}.{name}"
+        run.__doc__ = self._plan.__doc__
+        run.__wrapped__ = self._plan  # type: ignore[attr-defined]  # inspect.signature
+        return MethodType(run, owner)
 
 
-class AsyncProviderLaunchers(_Launchers):
+class SyncLauncher(_Launcher[P]):
+    """Runs its plan in the calling thread and returns the client."""
+
+    def __get__(self, obj: object, owner: type[ClientT]) -> Callable[P, ClientT]:
+        plan = self._plan
+
+        def launch(cls: type[ClientT], *args: P.args, **kwargs: P.kwargs) -> ClientT:
+            return _build_client(cls, plan(cls, *args, **kwargs))
+
+        return self._bind(launch, owner)
+
+
+class AsyncLauncher(_Launcher[P]):
+    """Checks its plan at once; returns an ``AsyncClientStart`` that starts the server."""
+
+    def __get__(self, obj: object, owner: type[ClientT]) -> Callable[P, AsyncClientStart[ClientT]]:
+        plan = self._plan
+
+        def launch(
+            cls: type[ClientT], *args: P.args, **kwargs: P.kwargs
+        ) -> AsyncClientStart[ClientT]:
+            made = plan(cls, *args, **kwargs)
+            return AsyncClientStart(lambda: _start_client(cls, made))
+
+        return self._bind(launch, owner)
+
+
+class ProviderLaunchers:
+    """``from_local_process``, ``from_docker_image`` and ``from_hub`` for ``EnvClient``.
+
+    They need the class's ``SPEC`` (an ``EnvSpec``) and a constructor that accepts
+    ``provider=`` and starts a provider that is not running.
+    """
+
+    from_local_process = SyncLauncher(local_process_plan)
+    from_docker_image = SyncLauncher(docker_image_plan)
+    from_hub = SyncLauncher(hub_plan)
+
+
+class AsyncProviderLaunchers:
     """The asyncio flavour of ``ProviderLaunchers``, for ``AsyncEnvClient`` subclasses.
 
     Same arguments; the result is an ``AsyncClientStart``: ``await`` it for a client that
-    owns the container, or ``async with`` it to also close it (and so remove the container)
-    at the end. The container starts in a worker thread, so the event loop keeps running;
-    cancelling the start removes the container.
+    owns the server, or ``async with`` it to also close it (and so stop the server) at the
+    end.
     """
 
-    _owns_provider: bool  # set by the client constructor; a started provider is handed over
-
-    @classmethod
-    def from_docker_image(
-        cls,
-        image: str | None = None,
-        provider: Provider | None = None,
-        *,
-        client_options: ClientOptions | None = None,
-        port: int | None = None,
-        health_path: str | None = None,
-        startup_timeout_s: float | None = None,
-        host: str = _DEFAULT_HOST,
-        pull: bool = False,
-        docker_client: Any | None = None,
-        **run_options: Any,
-    ) -> AsyncClientStart[Self]:  # type: ignore[type-var]  # Self is an AsyncEnvClient
-        """Like ``ProviderLaunchers.from_docker_image``; await the result for the client."""
-        chosen = cls._image_provider(
-            image,
-            provider,
-            port=port,
-            health_path=health_path,
-            startup_timeout_s=startup_timeout_s,
-            host=host,
-            pull=pull,
-            docker_client=docker_client,
-            run_options=run_options,
-        )
-        return cls._start_with_provider(chosen, client_options)
-
-    @classmethod
-    def from_hub(
-        cls,
-        repo_id: str,
-        tag: str = "latest",
-        *,
-        client_options: ClientOptions | None = None,
-        port: int | None = None,
-        health_path: str | None = None,
-        startup_timeout_s: float | None = None,
-        host: str = _DEFAULT_HOST,
-        pull: bool = True,
-        docker_client: Any | None = None,
-        **run_options: Any,
-    ) -> AsyncClientStart[Self]:  # type: ignore[type-var]  # Self is an AsyncEnvClient
-        """Like ``ProviderLaunchers.from_hub`` (pulls a missing image unless ``pull=False``);
-        await the result for the client."""
-        image = hub_image(repo_id, tag)
-        provider = cls._docker_provider(
-            image,
-            port=port,
-            health_path=health_path,
-            startup_timeout_s=startup_timeout_s,
-            host=host,
-            pull=pull,
-            docker_client=docker_client,
-            missing_image_hint=_hub_hint(image),
-            run_options=run_options,
-        )
-        return cls._start_with_provider(provider, client_options)
-
-    @classmethod
-    def _start_with_provider(
-        cls, provider: Provider, client_options: ClientOptions | None
-    ) -> AsyncClientStart[Self]:  # type: ignore[type-var]  # Self is an AsyncEnvClient
-        import asyncio
-
-        from ._client_async import AsyncClientStart
-
-        options = _client_kwargs(client_options)
-        factory = cast("Callable[..., Self]", cls)
-
-        async def start() -> Self:
-            was_running = provider.base_url is not None
-            try:
-                await asyncio.to_thread(provider.start)
-            except BaseException:
-                # Also on cancellation while the thread still runs: stop() waits for the
-                # provider's lock, then removes the container.
-                if not was_running:
-                    _stop_in_background(provider)
-                raise
-            try:
-                client = factory(provider=provider, **options)
-            except BaseException:
-                if not was_running:
-                    _stop_in_background(provider)
-                raise
-            if not was_running:
-                client._owns_provider = True  # started here: closing the client stops it
-            return client
-
-        return AsyncClientStart(start)
+    from_local_process = AsyncLauncher(local_process_plan)
+    from_docker_image = AsyncLauncher(docker_image_plan)
+    from_hub = AsyncLauncher(hub_plan)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from envgen_runtime import API_VERSION, __version__, check_generated
-from envgen_runtime._compat import compatible_range, is_compatible
+from envgen_runtime.compat import compatible_range, is_compatible
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 from envgen_runtime import API_VERSION
-from envgen_runtime._compat import compatible_range
+from envgen_runtime.compat import compatible_range
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -1,5 +1,8 @@
 """The runtime's version and the rule that says which generated code it can serve.
 
+Public for tools: the generator records ``compatible_range(API_VERSION)`` as a generated
+package's runtime dependency; ``check_generated`` is also exported by ``envgen_runtime``.
+
 Generated packages record the runtime API they were generated for (``API_VERSION`` of the
 runtime that the generator shipped with, ``MAJOR.MINOR``) and call ``check_generated`` when
 they are imported, as protobuf's generated code does. The rule is semver's caret range,
