@@ -118,11 +118,6 @@ class AsyncConnection(asyncio.Protocol):
 
     async def send(self, message: str | bytes) -> None:
         """Send one message (written in the background); ConnectionClosed if not open."""
-        self._send(message)
-
-    def _send(self, message: str | bytes) -> None:
-        if self._engine.state is not _OPEN:
-            self.abort()
         self._engine.send(message)
         self._flush()
 
@@ -138,7 +133,8 @@ class AsyncConnection(asyncio.Protocol):
 
     async def roundtrip(self, message: str, timeout: float) -> str | bytes:
         """Send one message and wait at most ``timeout`` seconds for the next one."""
-        self._send(message)
+        self._engine.send(message)
+        self._flush()
         async with asyncio.timeout(timeout):
             return await self.recv()
 
