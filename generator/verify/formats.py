@@ -21,7 +21,10 @@ def _reproduction(violation: Violation) -> str:
     if violation.seed is None and not violation.actions:
         return ""
     steps = "".join(f"\n      step({_value(a, 400)})" for a in violation.actions)
-    return f"\n    reproduce: reset(seed={violation.seed}){steps}"
+    params = "".join(
+        f", {key}={_value(value)}" for key, value in sorted((violation.reset_params or {}).items())
+    )
+    return f"\n    reproduce: reset(seed={violation.seed}{params}){steps}"
 
 
 def render_text(report: VerifyReport) -> str:

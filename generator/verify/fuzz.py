@@ -1,11 +1,11 @@
 """Generated episodes: actions drawn from the committed action schema, failures shrunk.
 
-hypothesis draws a seed and a list of actions (`strategies.from_schema`), `Player.play` runs
-them as one episode, and a violation fails the example, so hypothesis shrinks it to the
-shortest, simplest action sequence that still fails. Each search reports one violation; the
-next search skips the checks already reported, until one finds nothing or the budget runs
-out. With the same `--seed` (and a deterministic server) the same examples are drawn, in the
-same order.
+hypothesis draws a seed, a list of actions (`strategies.from_schema`) and, for an env with
+reset.schema.json, the reset parameters; `Player.play` runs them as one episode, and a
+violation fails the example, so hypothesis shrinks it to the shortest, simplest episode that
+still fails. Each search reports one violation; the next search skips the checks already
+reported, until one finds nothing or the budget runs out. With the same `--seed` (and a
+deterministic server) the same examples are drawn, in the same order.
 """
 
 from __future__ import annotations
@@ -52,9 +52,16 @@ def fuzz(player: Player, report: VerifyReport, options: FuzzOptions) -> None:
     except HypothesisException as exc:  # a schema no action can be drawn from
         report.notes.append(f"fuzzing skipped: no actions can be generated ({exc})")
         return
+    params: st.SearchStrategy[dict[str, Any] | None] = st.none()
+    reset_document = player.schemas.reset_document
+    if reset_document is not None:
+        try:
+            params = from_schema(reset_document)
+        except HypothesisException as exc:
+            report.notes.append(f"reset parameters not drawn: none can be generated ({exc})")
     reported: set[str] = set()
     while time.monotonic() < options.deadline:
-        found = _search(player, actions, options, frozenset(reported))
+        found = _search(player, actions, params, options, frozenset(reported))
         if found is None:
             return
         report.add(found)
@@ -64,6 +71,7 @@ def fuzz(player: Player, report: VerifyReport, options: FuzzOptions) -> None:
 def _search(
     player: Player,
     actions: st.SearchStrategy[Any],
+    params: st.SearchStrategy[dict[str, Any] | None],
     options: FuzzOptions,
     skip: frozenset[str],
 ) -> Violation | None:
@@ -78,11 +86,15 @@ def _search(
         print_blob=False,
         verbosity=Verbosity.quiet,
     )
-    @given(st.lists(actions, min_size=1, max_size=options.max_steps), st.integers(0, MAX_SEED))
-    def episode(steps: list[Any], seed: int) -> None:
+    @given(
+        st.lists(actions, min_size=1, max_size=options.max_steps),
+        st.integers(0, MAX_SEED),
+        params,
+    )
+    def episode(steps: list[Any], seed: int, reset_params: dict[str, Any] | None) -> None:
         if time.monotonic() >= options.deadline:
             return  # out of time: neither a new failure nor a shrink step
-        violation = player.play(steps, seed, skip)
+        violation = player.play(steps, seed, skip, reset_params)
         if violation is not None:
             raise _Found(violation)
 

@@ -42,9 +42,11 @@ class Violation:
     """The actions sent after `reset(seed=seed)` to reproduce it (shrunk when fuzzed)."""
     file: str | None = None
     """The committed schema file the problem concerns, for annotations."""
+    reset_params: dict[str, Any] | None = None
+    """The reset parameters sent with `reset(seed=seed)` (envs with reset.schema.json)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "check": self.check,
             "message": self.message,
             "pointer": self.pointer,
@@ -53,6 +55,9 @@ class Violation:
             "actions": list(self.actions),
             "file": self.file,
         }
+        if self.reset_params is not None:
+            out["reset_params"] = self.reset_params
+        return out
 
 
 @dataclass

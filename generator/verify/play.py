@@ -45,8 +45,15 @@ class Player:
         self.counters = counters
         self._revive = revive
 
-    def play(self, actions: Sequence[Any], seed: int, skip: frozenset[str]) -> Violation | None:
-        """Reset with `seed`, then step `actions` until one fails a check or `done`."""
+    def play(
+        self,
+        actions: Sequence[Any],
+        seed: int,
+        skip: frozenset[str],
+        reset_params: dict[str, Any] | None = None,
+    ) -> Violation | None:
+        """Reset with `seed` (and `reset_params`), then step `actions` until one fails a check
+        or `done`."""
         self.counters.episodes += 1
         episode_id = episode_id_for(seed)
         done_so_far: list[Any] = []
@@ -54,7 +61,7 @@ class Player:
         def violation(check: str, message: str, pointer: str = "", value: Any = None) -> Violation:
             role: Role = "state" if check.startswith("state.") else "observation"
             if check == "server.rejected-valid":
-                role = "action"
+                role = "reset" if reset_params and not done_so_far else "action"
             return Violation(
                 check=check,
                 message=message,
@@ -63,9 +70,10 @@ class Player:
                 seed=seed,
                 actions=tuple(done_so_far),
                 file=self.schemas.files[role],
+                reset_params=reset_params,
             )
 
-        outcome = self._reset(seed, episode_id)
+        outcome = self._reset(seed, episode_id, reset_params)
         found = self._failed("reset", outcome, violation, skip)
         if found is not None or outcome.reply is None:
             return found
@@ -103,8 +111,8 @@ class Player:
                 return found
         return None
 
-    def _reset(self, seed: int, episode_id: str) -> Outcome:
-        outcome = self.session.reset(seed, episode_id)
+    def _reset(self, seed: int, episode_id: str, params: dict[str, Any] | None) -> Outcome:
+        outcome = self.session.reset(seed, episode_id, params)
         if outcome.kind != "lost":
             return outcome
         # The session dropped before the episode began: the server may be gone.
@@ -112,7 +120,7 @@ class Player:
             raise ServerDown(f"the server stopped answering: {outcome.message}")
         self.session.base_url = self._revive()
         self.session.reopen()
-        return self.session.reset(seed, episode_id)
+        return self.session.reset(seed, episode_id, params)
 
     @staticmethod
     def _failed(

@@ -45,6 +45,11 @@ class CommittedSchemas:
             role: {"$defs": defs, "$ref": f"#/$defs/{self.env.bundle.role_names[role]}"}
             for role in ROLES
         }
+        self.reset_document: dict[str, Any] | None = None
+        """The reset parameters schema (reset.schema.json), when the env has one."""
+        if self.env.reset_class:
+            self.reset_document = {"$defs": defs, "$ref": f"#/$defs/{self.env.reset_class}"}
+            self.files["reset"] = layout.display(role_file(layout.schemas / name, "reset"))
         self._validators = {
             role: jsonschema.Draft202012Validator(
                 doc, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER

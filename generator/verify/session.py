@@ -8,6 +8,7 @@ runtime's transports carry it: the same wire code the committed clients use.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -49,8 +50,10 @@ class WireSession:
             return HttpTransport(self.base_url, timeout_s=self._timeout_s)
         return WebSocketTransport(self.base_url, timeout_s=self._timeout_s)
 
-    def reset(self, seed: int | None, episode_id: str | None) -> Outcome:
-        body: dict[str, Any] = {}
+    def reset(
+        self, seed: int | None, episode_id: str | None, params: Mapping[str, Any] | None = None
+    ) -> Outcome:
+        body: dict[str, Any] = dict(params or {})
         if seed is not None:
             body["seed"] = seed
         if episode_id is not None:

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from envgen_runtime import EnvValidationError, LocalProcessProvider, ServerValidationError
 
 from generated.grid_env import AsyncGridEnv, GridEnv, GridEnvPool, MoveAction
+from generator.cli import main
+from tests.diff.gitrepo import edit_json
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.e2e
@@ -123,3 +128,24 @@ def test_schema_publishes_reset(grid_servers: dict[str, str], transport: str) ->
     assert set(body["reset"]["properties"]) == set(committed["properties"])
     assert body["reset"]["properties"]["size"]["maximum"] == 9
     assert {"action", "observation", "state"} <= set(body)
+
+
+def test_verify_draws_reset_params(grid_servers: dict[str, str], tmp_path: Path) -> None:
+    """A committed reset schema that allows more than the server accepts is caught by verify,
+    which draws reset parameters from the schema; the reproduction names them."""
+    shutil.copytree(REPO / "schemas/grid_env", tmp_path / "schemas/grid_env")
+    edit_json(
+        tmp_path / "schemas/grid_env/reset.schema.json",
+        lambda doc: doc["properties"]["size"].update(maximum=20),
+    )
+    args = [
+        "--root", str(tmp_path), "verify", "grid_env", "--url", grid_servers["websocket"],
+        "--max-examples", "40", "--time-budget", "20", "--no-negative", "--format", "json",
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.output)
+    [rejected] = [v for v in report["violations"] if v["check"] == "server.rejected-valid"]
+    assert rejected["file"] == "schemas/grid_env/reset.schema.json"
+    assert 9 < rejected["reset_params"]["size"] <= 20
+    assert rejected["actions"] == []
