@@ -7,8 +7,8 @@ file. Every figure is the wall time of the command as a user runs it (a fresh pr
 Targets on a 2-core machine: 100 envs cold <= 10 s, one changed env <= 1 s, no-op check of
 100 envs <= 1 s, >= 20x faster than the baseline at 100 envs.
 
-    python -m benchmarks.bench_codegen [--quick] [--out results.json]
-    python benchmarks/bench_codegen.py [--quick] [--out results.json]
+    python -m benchmarks.bench_codegen [--quick | --sizes N [N ...]] [--out results.json]
+    python benchmarks/bench_codegen.py [--quick | --sizes N [N ...]] [--out results.json]
 """
 
 from __future__ import annotations
@@ -92,12 +92,26 @@ def run_size(count: int) -> dict[str, Any]:
     }
 
 
+def _size(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"an env count must be a whole number >= 1, not {text!r}")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="1 and 10 envs only (< 60 s)")
+    sizes_given = parser.add_mutually_exclusive_group()
+    sizes_given.add_argument("--quick", action="store_true", help="1 and 10 envs only (< 60 s)")
+    sizes_given.add_argument(
+        "--sizes",
+        type=_size,
+        nargs="+",
+        metavar="N",
+        help="these env counts only (default: 1 10 100); the last is the headline",
+    )
     parser.add_argument("--out", type=Path, help="also write the results as JSON here")
     args = parser.parse_args(argv)
-    sizes = [1, 10] if args.quick else [1, 10, 100]
+    sizes = args.sizes or ([1, 10] if args.quick else [1, 10, 100])
     rows = []
     header = f"{'envs':>5} {'cold':>8} {'1 changed':>10} {'no-op check':>12} {'full check':>11} "
     print(header + f"{'baseline':>10} {'speedup':>8}")

@@ -30,6 +30,14 @@ def test_bench_codegen_starts_either_way(how: str, tmp_path: Path) -> None:
     proc = _run(how, "bench_codegen", "--help", cwd=cwd)
     assert proc.returncode == 0, proc.stderr
     assert "--quick" in proc.stdout
+    assert "--sizes" in proc.stdout
+
+
+def test_bench_codegen_sizes_must_be_counts() -> None:
+    for bad in (["--sizes", "0"], ["--sizes", "ten"], ["--quick", "--sizes", "5"]):
+        proc = _run("module", "bench_codegen", *bad, cwd=REPO)
+        assert proc.returncode == 2, (bad, proc.stdout)
+        assert "--sizes" in proc.stderr, bad
 
 
 @pytest.mark.parametrize("how", ["module", "script"])
