@@ -1,8 +1,8 @@
 """The one place where low-level exceptions become the runtime's own (see ``_exceptions``).
 
 Transports wrap their I/O in ``translate(...)``; the codec calls ``validation_error(...)``;
-reply parsing goes through ``parse_json_object(...)``, ``http_error(...)`` and
-``ws_error(...)``. requests, httpx, websockets and http.client are looked up in
+reply parsing goes through ``parse_json_object(...)`` and ``http_error(...)`` (WebSocket
+errors map in ``_wsengine``, beside the engine). requests, httpx and http.client are looked up in
 ``sys.modules`` rather than imported, so this module stays cheap to import: an exception
 from a library that was never imported cannot occur.
 """
@@ -37,11 +37,6 @@ RECEIVED_LIMIT = 500
 
 BODY_LIMIT = 2000
 """How much of an error reply's body is kept on a ServerError (characters)."""
-
-# Server error codes after which an OpenEnv server closes the WebSocket itself.
-SESSION_ENDING_CODES = frozenset({"CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"})
-
-_MESSAGE_TOO_BIG = 1009  # the WebSocket close code a client sends for a message too big
 
 _REQUEST_ROLES = {"step": "action", "reset": "reset request", "state": "state request"}
 
@@ -215,30 +210,6 @@ def http_error(status: int, text: str, *, op: str, url: str) -> ServerError:
     return ServerError(status, body, op, message=message)
 
 
-def ws_error(data: Any, *, op: str, raw: str) -> ServerError:
-    """ServerError for an OpenEnv ``{"type": "error"}`` message, carrying its ``code``."""
-    body = truncate(raw, BODY_LIMIT)
-    if not isinstance(data, Mapping):
-        return ServerError(None, body, op, message=f"{op} failed: server error: {quote(raw)}")
-    code = data.get("code")
-    code_str = str(code) if code is not None else None
-    text = data.get("message")
-    text_str = str(text) if text is not None else quote(raw)
-    if code_str == "VALIDATION_ERROR":
-        issues = issues_from_wire(data.get("errors"))
-        if issues is not None:
-            return ServerValidationError(
-                request_role(op), issues, status=None, body=body, op=op, code=code_str
-            )
-    hint = ""
-    if code_str == "CAPACITY_REACHED":
-        hint = " (the server holds its maximum number of sessions; close other clients or retry)"
-    elif code_str in SESSION_ENDING_CODES:
-        hint = " (the server closed the session)"
-    message = f"{op} failed: server error {code_str or 'UNKNOWN'}{hint}: {truncate(text_str)}"
-    return ServerError(None, body, op, code=code_str, message=message)
-
-
 # --------------------------------------------------------------------------- I/O errors
 
 
@@ -402,9 +373,6 @@ def map_exception(
         return exc
     limit_connect = connect_timeout_s if connect_timeout_s is not None else timeout_s
     timeouts = (limit_connect, timeout_s)
-    ws_exc = sys.modules.get("websockets.exceptions")
-    if ws_exc is not None and isinstance(exc, ws_exc.WebSocketException):
-        return _map_websockets(exc, ws_exc, op=op, url=url, connect=connect)
     requests_mod = sys.modules.get("requests")
     if requests_mod is not None and isinstance(exc, requests_mod.RequestException):
         return _map_requests(
@@ -438,68 +406,6 @@ def map_exception(
             op=op,
         )
     return None
-
-
-def _map_websockets(
-    exc: BaseException, ws_exc: Any, *, op: str, url: str, connect: bool
-) -> EnvgenRuntimeError:
-    where = redact_url(url)
-    if isinstance(exc, ws_exc.ConnectionClosed):
-        sent = exc.sent
-        if sent is not None and sent.code == _MESSAGE_TOO_BIG:
-            received = truncate(sent.reason, 200)
-            return ProtocolError(
-                f"{op} failed: the reply from {where} is larger than this client accepts "
-                f"({received}), so the client refused it and closed the WebSocket (code "
-                "1009); that session and its episode are gone. Raise the limit with the "
-                "client option max_message_bytes=... (None: no limit), then call reset()",
-                received=received,
-                op=op,
-            )
-        frame = exc.rcvd
-        if frame is None:
-            detail = "no close frame"
-        else:
-            detail = f"close code {frame.code}"
-            if frame.reason:
-                detail += f", reason {truncate(frame.reason, 200)!r}"
-        return EnvConnectionError(
-            f"{op} failed: the server closed the WebSocket {where} ({detail}); that session "
-            "and its episode are gone (call reset() to start a new episode on a new session)",
-            op=op,
-            url=url,
-            during_connect=connect,
-        )
-    if isinstance(exc, ws_exc.InvalidStatus):
-        response = exc.response
-        status = int(response.status_code)
-        body = quote(response.body or b"", BODY_LIMIT)
-        message = (
-            f"{op} failed: the WebSocket handshake with {where} was answered with HTTP {status}. "
-            "Does this server speak the OpenEnv WebSocket protocol (/ws)? For a stateful HTTP "
-            "server use transport='http'."
-        )
-        if status in (502, 503, 504):
-            message = (
-                f"{op} failed: the WebSocket handshake with {where} was answered with HTTP "
-                f"{status} (the server or a proxy in front of it is unavailable)"
-            )
-        return ServerError(status, body, op, message=message)
-    if isinstance(exc, ws_exc.InvalidURI):
-        return EnvConnectionError(f"{op} failed: invalid WebSocket URL {where}", op=op, url=url)
-    if connect and isinstance(exc, ws_exc.InvalidHandshake):
-        return EnvConnectionError(
-            f"{op} failed: the WebSocket handshake with {where} failed: {truncate(str(exc), 300)}",
-            op=op,
-            url=url,
-            during_connect=True,
-        )
-    received = quote(str(exc))
-    return ProtocolError(
-        f"{op} failed: WebSocket protocol error with {where}: {received}",
-        received=received,
-        op=op,
-    )
 
 
 @contextmanager
