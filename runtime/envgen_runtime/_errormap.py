@@ -1,10 +1,11 @@
 """The one place where low-level exceptions become the runtime's own (see ``_exceptions``).
 
 Transports wrap their I/O in ``translate(...)``; the codec calls ``validation_error(...)``;
-reply parsing goes through ``parse_json_object(...)`` and ``http_error(...)`` (WebSocket
-errors map in ``_wsengine``, beside the engine). requests, httpx and http.client are looked up in
+reply parsing goes through ``parse_json_object(...)`` and ``ws_error(...)`` (HTTP error
+replies: ``_http_engine.http_error``). websockets and the docker SDK are looked up in
 ``sys.modules`` rather than imported, so this module stays cheap to import: an exception
-from a library that was never imported cannot occur.
+from a library that was never imported cannot occur. Built-in ``OSError`` and
+``TimeoutError`` map here, the HTTP engine's own ``_http_wire.HttpProtocolError`` among them.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ RECEIVED_LIMIT = 500
 
 BODY_LIMIT = 2000
 """How much of an error reply's body is kept on a ServerError (characters)."""
+
+# Server error codes after which an OpenEnv server closes the WebSocket itself.
+SESSION_ENDING_CODES = frozenset({"CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"})
+
+_MESSAGE_TOO_BIG = 1009  # the WebSocket close code a client sends for a message too big
 
 _REQUEST_ROLES = {"step": "action", "reset": "reset request", "state": "state request"}
 
@@ -183,31 +189,28 @@ def dumps_body(body: Mapping[str, Any], *, op: str) -> str:
         ) from exc
 
 
-def http_error(status: int, text: str, *, op: str, url: str) -> ServerError:
-    """ServerError for a non-2xx reply; a pydantic 422 ``detail`` list names the fields."""
-    body = truncate(text, BODY_LIMIT)
-    detail: Any = None
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict):
-        detail = parsed.get("detail")
-    if status == 422:
-        issues = issues_from_wire(detail)
+def ws_error(data: Any, *, op: str, raw: str) -> ServerError:
+    """ServerError for an OpenEnv ``{"type": "error"}`` message, carrying its ``code``."""
+    body = truncate(raw, BODY_LIMIT)
+    if not isinstance(data, Mapping):
+        return ServerError(None, body, op, message=f"{op} failed: server error: {quote(raw)}")
+    code = data.get("code")
+    code_str = str(code) if code is not None else None
+    text = data.get("message")
+    text_str = str(text) if text is not None else quote(raw)
+    if code_str == "VALIDATION_ERROR":
+        issues = issues_from_wire(data.get("errors"))
         if issues is not None:
-            return ServerValidationError(request_role(op), issues, status=status, body=body, op=op)
-    shown = detail if isinstance(detail, str) else text
+            return ServerValidationError(
+                request_role(op), issues, status=None, body=body, op=op, code=code_str
+            )
     hint = ""
-    if status == 404:
-        hint = " (is this the right base URL, and does the server speak this protocol?)"
-    elif status >= 500:
-        hint = " (see the server's log for the cause)"
-    message = (
-        f"{op} failed: {redact_url(url)} answered HTTP {status}{hint}: "
-        f"{truncate(shown.strip(), RECEIVED_LIMIT) or '<empty body>'}"
-    )
-    return ServerError(status, body, op, message=message)
+    if code_str == "CAPACITY_REACHED":
+        hint = " (the server holds its maximum number of sessions; close other clients or retry)"
+    elif code_str in SESSION_ENDING_CODES:
+        hint = " (the server closed the session)"
+    message = f"{op} failed: server error {code_str or 'UNKNOWN'}{hint}: {truncate(text_str)}"
+    return ServerError(None, body, op, code=code_str, message=message)
 
 
 # --------------------------------------------------------------------------- I/O errors
@@ -274,85 +277,6 @@ def _timeout_error(
     )
 
 
-def _looks_like_timeout(exc: BaseException) -> bool:
-    chain = _chain(exc)
-    if any(isinstance(e, ConnectionError) for e in chain):  # refused/reset beat timeouts
-        return False
-    return any(isinstance(e, TimeoutError) or type(e).__name__ == "ReadTimeoutError" for e in chain)
-
-
-# urllib3 exceptions raised before a request was written (no connection was made).
-_URLLIB3_CONNECT_ERRORS = frozenset(
-    {"NewConnectionError", "NameResolutionError", "ConnectTimeoutError"}
-)
-
-
-def _requests_during_connect(exc: BaseException, requests_mod: Any) -> bool:
-    if isinstance(exc, requests_mod.exceptions.ConnectTimeout):
-        return True
-    return any(
-        isinstance(e, ConnectionRefusedError) or type(e).__name__ in _URLLIB3_CONNECT_ERRORS
-        for e in _chain(exc)
-    )
-
-
-def _map_requests(
-    exc: BaseException,
-    requests_mod: Any,
-    *,
-    op: str,
-    url: str,
-    timeouts: tuple[float | None, float | None],
-    timeout_hint: str,
-) -> EnvgenRuntimeError:
-    connect_timeout_s, read_timeout_s = timeouts
-    during_connect = _requests_during_connect(exc, requests_mod)
-    if isinstance(exc, requests_mod.Timeout) or (
-        isinstance(exc, requests_mod.ConnectionError) and _looks_like_timeout(exc)
-    ):
-        limit = connect_timeout_s if during_connect else read_timeout_s
-        return _timeout_error(op, url, limit, timeout_hint, during_connect=during_connect)
-    if isinstance(exc, requests_mod.exceptions.InvalidURL | ValueError):
-        return EnvConnectionError(
-            f"{op} failed: cannot use the URL {redact_url(url)}: {truncate(str(exc), 300)}",
-            op=op,
-            url=url,
-        )
-    return _connection_error(exc, op, url, during_connect=during_connect)
-
-
-def _map_httpx(
-    exc: BaseException,
-    httpx_mod: Any,
-    *,
-    op: str,
-    url: str,
-    timeouts: tuple[float | None, float | None],
-    timeout_hint: str,
-) -> EnvgenRuntimeError:
-    connect_timeout_s, read_timeout_s = timeouts
-    if isinstance(exc, httpx_mod.ConnectTimeout | httpx_mod.PoolTimeout):
-        return _timeout_error(op, url, connect_timeout_s, during_connect=True)
-    if isinstance(exc, httpx_mod.TimeoutException):
-        return _timeout_error(op, url, read_timeout_s, timeout_hint)
-    if isinstance(exc, httpx_mod.ConnectError):
-        return _connection_error(exc, op, url, during_connect=True)
-    if isinstance(exc, httpx_mod.InvalidURL | httpx_mod.UnsupportedProtocol):
-        return EnvConnectionError(
-            f"{op} failed: cannot use the URL {redact_url(url)}: {truncate(str(exc), 300)}",
-            op=op,
-            url=url,
-        )
-    if isinstance(exc, httpx_mod.DecodingError):
-        received = quote(str(exc))
-        return ProtocolError(
-            f"{op} failed: the reply from {redact_url(url)} could not be decoded: {received}",
-            received=received,
-            op=op,
-        )
-    return _connection_error(exc, op, url, during_connect=False)
-
-
 def map_exception(
     exc: BaseException,
     *,
@@ -365,34 +289,16 @@ def map_exception(
 ) -> EnvgenRuntimeError | None:
     """The runtime error for a low-level one, or None for a bug that should propagate.
 
-    ``connect`` says the exception came from opening a connection (the WebSocket handshake),
-    so nothing was sent; HTTP libraries tell that phase apart themselves. ``timeout_s`` is
-    the read timeout and ``connect_timeout_s`` (default: the same) the connect timeout.
+    ``connect`` says the exception came from opening a connection, so nothing was sent.
+    ``timeout_s`` is the read timeout and ``connect_timeout_s`` (default: the same) the
+    connect timeout.
     """
     if isinstance(exc, EnvgenRuntimeError):
         return exc
     limit_connect = connect_timeout_s if connect_timeout_s is not None else timeout_s
-    timeouts = (limit_connect, timeout_s)
-    requests_mod = sys.modules.get("requests")
-    if requests_mod is not None and isinstance(exc, requests_mod.RequestException):
-        return _map_requests(
-            exc, requests_mod, op=op, url=url, timeouts=timeouts, timeout_hint=timeout_hint
-        )
-    httpx_mod = sys.modules.get("httpx")
-    if httpx_mod is not None and isinstance(exc, httpx_mod.HTTPError | httpx_mod.InvalidURL):
-        return _map_httpx(
-            exc, httpx_mod, op=op, url=url, timeouts=timeouts, timeout_hint=timeout_hint
-        )
-    http_client = sys.modules.get("http.client")
-    if http_client is not None and isinstance(exc, http_client.HTTPException):
-        if isinstance(exc, http_client.InvalidURL):
-            return EnvConnectionError(
-                f"{op} failed: cannot use the URL {redact_url(url)}: {truncate(str(exc), 300)}",
-                op=op,
-                url=url,
-            )
-        # A dropped or garbled reply (RemoteDisconnected, BadStatusLine, IncompleteRead).
-        return _connection_error(exc, op, url, during_connect=connect)
+    ws_exc = sys.modules.get("websockets.exceptions")
+    if ws_exc is not None and isinstance(exc, ws_exc.WebSocketException):
+        return _map_websockets(exc, ws_exc, op=op, url=url, connect=connect)
     if isinstance(exc, TimeoutError):
         if connect:
             return _timeout_error(op, url, limit_connect, during_connect=True)
@@ -406,6 +312,68 @@ def map_exception(
             op=op,
         )
     return None
+
+
+def _map_websockets(
+    exc: BaseException, ws_exc: Any, *, op: str, url: str, connect: bool
+) -> EnvgenRuntimeError:
+    where = redact_url(url)
+    if isinstance(exc, ws_exc.ConnectionClosed):
+        sent = exc.sent
+        if sent is not None and sent.code == _MESSAGE_TOO_BIG:
+            received = truncate(sent.reason, 200)
+            return ProtocolError(
+                f"{op} failed: the reply from {where} is larger than this client accepts "
+                f"({received}), so the client refused it and closed the WebSocket (code "
+                "1009); that session and its episode are gone. Raise the limit with the "
+                "client option max_message_bytes=... (None: no limit), then call reset()",
+                received=received,
+                op=op,
+            )
+        frame = exc.rcvd
+        if frame is None:
+            detail = "no close frame"
+        else:
+            detail = f"close code {frame.code}"
+            if frame.reason:
+                detail += f", reason {truncate(frame.reason, 200)!r}"
+        return EnvConnectionError(
+            f"{op} failed: the server closed the WebSocket {where} ({detail}); that session "
+            "and its episode are gone (call reset() to start a new episode on a new session)",
+            op=op,
+            url=url,
+            during_connect=connect,
+        )
+    if isinstance(exc, ws_exc.InvalidStatus):
+        response = exc.response
+        status = int(response.status_code)
+        body = quote(response.body or b"", BODY_LIMIT)
+        message = (
+            f"{op} failed: the WebSocket handshake with {where} was answered with HTTP {status}. "
+            "Does this server speak the OpenEnv WebSocket protocol (/ws)? For a stateful HTTP "
+            "server use transport='http'."
+        )
+        if status in (502, 503, 504):
+            message = (
+                f"{op} failed: the WebSocket handshake with {where} was answered with HTTP "
+                f"{status} (the server or a proxy in front of it is unavailable)"
+            )
+        return ServerError(status, body, op, message=message)
+    if isinstance(exc, ws_exc.InvalidURI):
+        return EnvConnectionError(f"{op} failed: invalid WebSocket URL {where}", op=op, url=url)
+    if connect and isinstance(exc, ws_exc.InvalidHandshake):
+        return EnvConnectionError(
+            f"{op} failed: the WebSocket handshake with {where} failed: {truncate(str(exc), 300)}",
+            op=op,
+            url=url,
+            during_connect=True,
+        )
+    received = quote(str(exc))
+    return ProtocolError(
+        f"{op} failed: WebSocket protocol error with {where}: {received}",
+        received=received,
+        op=op,
+    )
 
 
 @contextmanager

@@ -18,7 +18,6 @@ __all__ = ["EXTRAS", "require"]
 EXTRAS: dict[str, str] = {
     "docker": "docker",
     "fastapi": "server",
-    "httpx": "async",
     "openenv": "server",
     "ray": "ray",
     "uvicorn": "server",

@@ -108,25 +108,23 @@ def test_redact_url_drops_credentials_and_query() -> None:
     assert "secret" not in text.redact_url("wss://:secret@h/ws")
 
 
-def test_http_error_parses_422_detail() -> None:
-    body = json.dumps({"detail": [{"loc": ["body", "action", "x"], "msg": "bad", "type": "t"}]})
-    err = errormap.http_error(422, body, op="step", url="http://h/step")
-    assert isinstance(err, ServerValidationError)
-    assert err.errors[0].path == "body.action.x"
-    assert err.role == "action"
-
-
-def test_http_error_422_without_pydantic_detail_is_plain_server_error() -> None:
-    err = errormap.http_error(422, '{"detail": "nope"}', op="step", url="http://h/step")
-    assert type(err) is ServerError
-    assert err.status == 422 and "nope" in str(err)
-
-
-def test_http_error_truncates_body() -> None:
-    err = errormap.http_error(500, "y" * 5000, op="state", url="http://h/state")
-    assert len(err.body) < 2100
-    assert len(str(err)) < 800
-    assert "server's log" in str(err)
+def test_ws_error_codes() -> None:
+    err = errormap.ws_error({"message": "full", "code": "CAPACITY_REACHED"}, op="reset", raw="{}")
+    assert err.code == "CAPACITY_REACHED" and err.status is None
+    assert "maximum number of sessions" in str(err)
+    invalid = errormap.ws_error(
+        {
+            "message": "Invalid message",
+            "code": "VALIDATION_ERROR",
+            "errors": [{"loc": ["message"], "msg": "Input should be a valid string", "input": 5}],
+        },
+        op="step",
+        raw="{}",
+    )
+    assert isinstance(invalid, ServerValidationError)
+    assert invalid.code == "VALIDATION_ERROR" and invalid.errors[0].path == "message"
+    odd = errormap.ws_error("not a mapping", op="state", raw='"x"')
+    assert type(odd) is ServerError and odd.code is None
 
 
 def test_parse_json_object() -> None:

@@ -24,7 +24,6 @@ from envgen_runtime import (
     SessionLostError,
     WebSocketTransport,
 )
-from envgen_runtime._errormap import map_exception
 from pydantic import ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
@@ -233,28 +232,6 @@ def test_websocket_read_timeout_is_separate(ws_url: str) -> None:
         with pytest.raises(EnvTimeoutError) as info:
             env.step(CounterAction(message="slow", sleep_s=1.0))
     assert info.value.timeout_s == 0.3 and not info.value.during_connect
-
-
-def test_library_connect_timeouts_map_to_during_connect() -> None:
-    import httpx
-    import requests
-
-    url = "http://127.0.0.1:1/state"
-    cases: list[tuple[BaseException, bool, float]] = [
-        (requests.exceptions.ConnectTimeout("connect timed out"), True, 1.0),
-        (requests.exceptions.ReadTimeout("read timed out"), False, 9.0),
-        (httpx.ConnectTimeout("connect timed out"), True, 1.0),
-        (httpx.ReadTimeout("read timed out"), False, 9.0),
-        (httpx.PoolTimeout("pool"), True, 1.0),
-    ]
-    for exc, during_connect, limit in cases:
-        mapped = map_exception(exc, op="state", url=url, timeout_s=9.0, connect_timeout_s=1.0)
-        assert isinstance(mapped, EnvTimeoutError), exc
-        assert mapped.during_connect is during_connect and mapped.timeout_s == limit
-    refused = map_exception(httpx.ConnectError("refused"), op="reset", url=url, timeout_s=1.0)
-    assert refused is not None and getattr(refused, "during_connect", False)
-    dropped = map_exception(httpx.RemoteProtocolError("gone"), op="step", url=url, timeout_s=1.0)
-    assert dropped is not None and not getattr(dropped, "during_connect", True)
 
 
 # --------------------------------------------------------------------------- strict parsing

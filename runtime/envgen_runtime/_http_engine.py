@@ -1,0 +1,479 @@
+"""The stateful OpenEnv HTTP protocol without I/O: ``POST /reset``, ``POST /step``, ``GET /state``.
+
+Only openenv-core 0.1.x style servers keep one environment across HTTP requests; current
+OpenEnv servers build a fresh environment per HTTP request, so use the WebSocket transport for
+them (the first step after a reset finds out and raises ProtocolError saying so; a server
+restarted mid-episode raises SessionLostError: see "continuity" below).
+
+``HttpEngine.flow(...)`` is one whole operation written as a generator that yields I/O
+actions (``OPEN``, ``TLS``, ``SEND``, ``RECV``, ``DROPPED``, ``CLOSE``) and receives their
+results, or has their exceptions thrown in. The blocking shell (``_http``) and the asyncio
+shell (``_http_async``) only perform those actions; routes, headers, the bytes on the wire
+(``_http_wire``), keep-alive, deadlines, proxies, error mapping and continuity live here once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Generator, Mapping
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+from ._errormap import translate
+from ._exceptions import (
+    EnvgenRuntimeError,
+    ProtocolError,
+    ServerError,
+    ServerValidationError,
+    SessionLostError,
+    issues_from_wire,
+)
+from ._headers import TraceContext, check_headers, has_header, merge_headers
+from ._http_wire import HttpProtocolError, Reply, ReplyParser, request_bytes
+from ._result import dumps_body, parse_json_object, request_role
+from ._text import BODY_LIMIT, RECEIVED_LIMIT, redact_url, truncate
+from ._transport import Op, is_loopback_url
+
+__all__ = [
+    "CLOSE",
+    "DROPPED",
+    "OPEN",
+    "RECV",
+    "SEND",
+    "STEP_TIMEOUT_HINT",
+    "TLS",
+    "Flow",
+    "HttpEngine",
+    "http_error",
+    "resume",
+]
+
+# I/O actions: (kind, argument). OPEN (host, port, timeout) -> None; TLS (server name,
+# timeout) -> None; SEND (bytes, timeout) -> None; RECV deadline (time.monotonic()) -> bytes,
+# b"" at end of stream, TimeoutError once the deadline has passed; DROPPED None -> whether
+# the idle connection was closed by the peer; CLOSE None -> None (never fails).
+OPEN, TLS, SEND, RECV, DROPPED, CLOSE = range(6)
+Action = tuple[int, Any]
+Flow = Generator[Action, Any, Any]
+
+_STEP_TIMEOUT_MARGIN_S = 5.0
+STEP_TIMEOUT_HINT = (
+    "; the server may still complete this step, so the episode's state is now uncertain "
+    "(call state() or reset())"
+)
+
+
+def resume(flow: Flow, value: Any, error: BaseException | None) -> tuple[bool, Any]:
+    """Give ``flow`` an action's result (or its error); (True, result) once it returns."""
+    try:
+        return False, (flow.throw(error) if error is not None else flow.send(value))
+    except StopIteration as stop:
+        return True, stop.value
+
+
+def http_error(status: int, text: str, *, op: str, url: str) -> ServerError:
+    """ServerError for a non-2xx reply; a pydantic 422 ``detail`` list names the fields."""
+    body = truncate(text, BODY_LIMIT)
+    detail: Any = None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        detail = parsed.get("detail")
+    if status == 422:
+        issues = issues_from_wire(detail)
+        if issues is not None:
+            return ServerValidationError(request_role(op), issues, status=status, body=body, op=op)
+    shown = detail if isinstance(detail, str) else text
+    hint = ""
+    if status == 404:
+        hint = " (is this the right base URL, and does the server speak this protocol?)"
+    elif status >= 500:
+        hint = " (see the server's log for the cause)"
+    message = (
+        f"{op} failed: {redact_url(url)} answered HTTP {status}{hint}: "
+        f"{truncate(shown.strip(), RECEIVED_LIMIT) or '<empty body>'}"
+    )
+    return ServerError(status, body, op, message=message)
+
+
+def _text(content: bytes, encoding: str | None) -> str:
+    """Decode an error body for a message, whatever charset the server claimed."""
+    try:
+        return content.decode(encoding or "utf-8", errors="replace")
+    except LookupError:
+        return content.decode("utf-8", errors="replace")
+
+
+class Route(NamedTuple):
+    """Where connections go: the server itself or an ``http://`` proxy in front of it."""
+
+    host: str
+    port: int
+    tls_name: str | None  # TLS to this server name once connected (or tunnelled)
+    tunnel: bytes | None  # a CONNECT request to send first (https through a proxy)
+    absolute: bool  # request targets name the full URL (plain http through a proxy)
+    proxy_headers: dict[str, str]
+
+
+def _env_proxy(base_url: str) -> str | None:
+    """The proxy the environment names for ``base_url`` (``no_proxy`` respected), if any."""
+    import urllib.request
+
+    parts = urlsplit(base_url)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy:
+        return None
+    host = parts.hostname or ""
+    if urllib.request.proxy_bypass(f"{host}:{parts.port}" if parts.port else host):
+        return None
+    return proxy
+
+
+def route_for(base_url: str, *, proxies: bool) -> Route:
+    """The route to ``base_url``; with ``proxies``, through the environment's proxy if any."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    secure = parts.scheme == "https"
+    port = parts.port or (443 if secure else 80)
+    proxy = _env_proxy(base_url) if proxies else None
+    if proxy is None:
+        return Route(host, port, host if secure else None, None, False, {})
+    proxy_parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    if proxy_parts.scheme != "http":
+        raise ValueError(
+            f"only http:// proxies are supported, the environment names a "
+            f"{proxy_parts.scheme}:// proxy for {redact_url(base_url)}"
+        )
+    auth: dict[str, str] = {}
+    if proxy_parts.username is not None:
+        import base64
+        from urllib.parse import unquote
+
+        credentials = f"{unquote(proxy_parts.username)}:{unquote(proxy_parts.password or '')}"
+        token = base64.b64encode(credentials.encode("utf-8")).decode("ascii")
+        auth["Proxy-Authorization"] = f"Basic {token}"
+    proxy_host, proxy_port = proxy_parts.hostname or "", proxy_parts.port or 80
+    if not secure:
+        return Route(proxy_host, proxy_port, None, None, True, auth)
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    tunnel = request_bytes("CONNECT", authority, {"Host": authority, **auth}, None)
+    return Route(proxy_host, proxy_port, host, tunnel, False, {})
+
+
+class HttpEngine:
+    """Configuration, wire format and connection rules shared by both HTTP transports.
+
+    ``timeout_s`` is a deadline for each whole reply (sending the request included, however
+    slowly the server trickles bytes) and, unless ``connect_timeout_s`` is given, the limit
+    for opening a connection. ``step_timeout_s``, when given, is sent with every step as
+    ``timeout_s`` (the server's own limit for running the action); a step's deadline is then
+    stretched to cover it. ``trace`` adds a ``traceparent`` header with a fresh
+    span id to every request. One keep-alive connection: an idle one the server closed is
+    noticed before reuse and replaced; a request that fails midway closes it (it is never
+    reused with a reply pending). Proxy settings from the environment (``http_proxy``,
+    ``https_proxy``, ``no_proxy``) apply to non-local servers; loopback never uses a proxy.
+    """
+
+    _kind = "HttpTransport"
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout_s: float = 15.0,
+        headers: Mapping[str, str] | None = None,
+        step_timeout_s: float | None = None,
+        connect_timeout_s: float | None = None,
+        trace: TraceContext | None = None,
+    ) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https"):
+            raise ValueError(
+                f"{self._kind} needs an http:// or https:// base URL, got {redact_url(base_url)}"
+            )
+        if timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        if connect_timeout_s is not None and connect_timeout_s <= 0:
+            raise ValueError("connect_timeout_s must be positive")
+        if step_timeout_s is not None and step_timeout_s <= 0:
+            raise ValueError("step_timeout_s must be positive")
+        self._base_url = base_url.rstrip("/")
+        self._origin_len = len(f"{parts.scheme}://{parts.netloc}")
+        self._host_header = parts.netloc.rsplit("@", 1)[-1]
+        self._timeout_s = timeout_s
+        self._connect_timeout_s = connect_timeout_s if connect_timeout_s is not None else timeout_s
+        self._headers = check_headers(headers, what="headers")
+        self._session_headers: dict[str, str] = {}
+        self._step_timeout_s = step_timeout_s
+        self._trace = trace
+        self._closed = False
+        self._route_to: Route | None = None
+        self._pool_headers = self._base_headers()
+        self._connected = False  # whether the shell holds an open connection
+        self._suspect = False  # a connection was lost since the last reply (see _exchange)
+        # Continuity (see _verify): steps since the last reset, whether the server has
+        # shown that it keeps an environment across requests, and why the episode was lost.
+        self._episode_steps: int | None = None
+        self._stateful = False
+        self._stateless: str | None = None
+        self._lost: str | None = None
+        self._init_io()
+
+    def _init_io(self) -> None:
+        """The shell's own state (its connection and lock), set at the end of ``__init__``."""
+
+    def __repr__(self) -> str:
+        return f"{self._kind}({redact_url(self._base_url)!r}, timeout_s={self._timeout_s})"
+
+    @property
+    def base_url(self) -> str:
+        """The server's base URL (no trailing slash)."""
+        return self._base_url
+
+    @property
+    def connect_timeout_s(self) -> float:
+        """Limit for opening a connection, in seconds."""
+        return self._connect_timeout_s
+
+    @property
+    def read_timeout_s(self) -> float:
+        """Deadline for each whole reply (a step's is stretched to cover ``step_timeout_s``)."""
+        return self._timeout_s
+
+    def _base_headers(self) -> dict[str, str]:
+        """Headers every request carries (Host first, as the standard library sends it)."""
+        fixed = {"Host": self._host_header, "Accept-Encoding": "identity"}
+        if self._route_to is not None:
+            fixed.update(self._route_to.proxy_headers)
+        accept = {"Accept": "application/json"}
+        return merge_headers(fixed, accept, self._headers, self._session_headers)
+
+    def _read_timeout(self, op: Op) -> float:
+        if op == "step" and self._step_timeout_s is not None:
+            return max(self._timeout_s, self._step_timeout_s + _STEP_TIMEOUT_MARGIN_S)
+        return self._timeout_s
+
+    def _route(self, op: Op, body: Mapping[str, Any]) -> tuple[str, str, bytes | None]:
+        """Method, URL and encoded body of ``op``; a step gets a fresh ``request_id``."""
+        data: str | None
+        if op == "reset":
+            method, path, data = "POST", "/reset", dumps_body(body, op=op)
+        elif op == "step":
+            # An opaque id, 32 hex digits as before (os.urandom: a quarter of uuid4's cost).
+            envelope: dict[str, Any] = {"action": dict(body), "request_id": os.urandom(16).hex()}
+            if self._step_timeout_s is not None:
+                envelope["timeout_s"] = self._step_timeout_s
+            method, path, data = "POST", "/step", dumps_body(envelope, op=op)
+        elif op == "state":
+            method, path, data = "GET", "/state", None
+        else:
+            raise ValueError(f"unknown operation {op!r}; expected reset, step or state")
+        return method, self._base_url + path, data.encode("utf-8") if data is not None else None
+
+    def _request_headers(
+        self, headers: Mapping[str, str] | None, *, has_body: bool
+    ) -> dict[str, str]:
+        """Every header of one request: the pool's, content type, caller's, traceparent."""
+        if not headers and self._trace is None:  # the common case, without the checks
+            if not has_body:
+                return self._pool_headers
+            return {**self._pool_headers, "Content-Type": "application/json"}
+        extra = check_headers(headers, what="headers")
+        generated: dict[str, str] = {"Content-Type": "application/json"} if has_body else {}
+        if (
+            self._trace is not None
+            and not has_header(extra, "traceparent")
+            and not has_header(self._pool_headers, "traceparent")
+        ):
+            generated["traceparent"] = self._trace.traceparent()
+        return merge_headers(self._pool_headers, generated, extra)
+
+    def _check_open(self, what: str) -> None:
+        if self._closed:
+            raise EnvgenRuntimeError(f"{what} failed: this {self._kind} is closed")
+
+    def set_session_headers(self, headers: Mapping[str, str] | None) -> None:
+        """Later requests also carry ``headers`` (until the next call); see ``reconnect``."""
+        session_headers = check_headers(headers, what="headers")
+        self._check_open("reconnect")
+        self._session_headers = session_headers
+        self._pool_headers = self._base_headers()
+
+    @staticmethod
+    def tls_context() -> Any:
+        """Default certificate checks; a CA bundle named as for ``requests`` is honoured."""
+        import ssl
+
+        cafile = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or None
+        return ssl.create_default_context(cafile=cafile)
+
+    # ------------------------------------------------------------------ one operation
+
+    def flow(self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None) -> Flow:
+        """One operation as I/O actions (see the module docstring); returns the reply."""
+        self._check_open(op)
+        self._check_continuity(op)
+        reply, new_connection = yield from self._exchange(op, body, headers)
+        if self._counted(op, new_connection=new_connection):
+            try:
+                state: dict[str, Any] | None = (yield from self._exchange("state", {}, headers))[0]
+            except (ServerError, ProtocolError):  # no usable /state: cannot tell
+                state = None
+            self._verify(op, state)
+        return reply
+
+    def close_flow(self) -> Flow:
+        """Close the connection, if one is open (``reconnect`` and ``close``)."""
+        if self._connected:
+            self._connected = False
+            yield CLOSE, None
+
+    def _exchange(self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None) -> Flow:
+        """One request and its reply object; and whether it needed a new connection."""
+        method, url, data = self._route(op, body)
+        read_timeout = self._read_timeout(op)
+        if self._connected and (yield DROPPED, None):
+            # Closed while idle (a restart, or an idle timeout); not after "Connection: close".
+            self._suspect = True
+            yield from self.close_flow()
+        if not self._connected:
+            yield from self._open(op, url)
+        all_headers = self._request_headers(headers, has_body=data is not None)
+        target = url if self._route_to and self._route_to.absolute else url[self._origin_len :]
+        hint = STEP_TIMEOUT_HINT if op == "step" else ""
+        try:
+            with translate(
+                op, url, read_timeout, timeout_hint=hint, connect_timeout_s=self._connect_timeout_s
+            ):
+                yield SEND, (request_bytes(method, target or "/", all_headers, data), read_timeout)
+                reply = yield from self._receive(method, time.monotonic() + read_timeout)
+        except GeneratorExit:
+            raise
+        except BaseException:
+            # A reply may still be on its way: this stream must not be reused.
+            self._suspect = True
+            yield from self.close_flow()
+            raise
+        # Whether the connection was replaced after one was lost since the last reply.
+        suspect, self._suspect = self._suspect, False
+        if not reply.keep_alive:
+            yield from self.close_flow()
+        status = reply.status
+        if not 200 <= status < 300:  # the charset only matters for quoting an error body
+            text = _text(reply.body, reply.charset())
+            raise http_error(status, text, op=op, url=url)
+        source = f"the reply from {redact_url(url)}"
+        return parse_json_object(reply.body, op=op, source=source), suspect
+
+    def _open(self, op: Op, url: str) -> Flow:
+        """A new connection (connect phase: its errors are connect errors)."""
+        limit = self._connect_timeout_s
+        try:
+            with translate(op, url, self._timeout_s, connect=True, connect_timeout_s=limit):
+                if self._route_to is None:
+                    self._route_to = route_for(self._base_url, proxies=not self._loopback())
+                    self._pool_headers = self._base_headers()
+                route = self._route_to
+                self._connected = True
+                yield OPEN, (route.host, route.port, limit)
+                if route.tunnel is not None:
+                    yield SEND, (route.tunnel, limit)
+                    reply = yield from self._receive("CONNECT", time.monotonic() + limit)
+                    if not 200 <= reply.status < 300:
+                        raise HttpProtocolError(
+                            f"the proxy refused the tunnel: HTTP {reply.status}"
+                        )
+                if route.tls_name is not None:
+                    yield TLS, (route.tls_name, limit)
+        except GeneratorExit:
+            raise
+        except BaseException:
+            yield from self.close_flow()
+            raise
+
+    @staticmethod
+    def _receive(method: str, deadline: float) -> Flow:
+        parser = ReplyParser(method)
+        while True:
+            data = yield RECV, deadline
+            reply: Reply | None = parser.feed(data) if data else parser.eof()
+            if reply is not None:
+                return reply
+
+    def _loopback(self) -> bool:
+        """Whether proxy settings from the environment must be ignored (local traffic)."""
+        return is_loopback_url(self._base_url)
+
+    # ------------------------------------------------------------------ continuity
+    # A stateful server holds one environment; a client must notice when that environment
+    # is not the one its episode ran on, without a request per step on the happy path:
+    # - a server whose HTTP endpoints are stateless (current OpenEnv builds a fresh
+    #   environment per request) is found on the first step after a reset: one GET /state,
+    #   once per transport, must report step_count >= 1;
+    # - a server restarted mid-episode is found when a step had to replace a connection
+    #   that was lost (a restart drops every connection; one the server announced it would
+    #   close does not count): GET /state then, and a step_count below the steps this
+    #   episode took means a fresh environment. A server without a usable GET /state, or
+    #   whose state has no integer step_count, is not checked.
+
+    def _check_continuity(self, op: Op) -> None:
+        """Refuse early: a stateless server for everything, a lost episode but for reset."""
+        if self._stateless is not None:
+            raise ProtocolError(f"{op} failed: {self._stateless}", received="", op=op)
+        if self._lost is not None and op != "reset":
+            raise SessionLostError(
+                f"{op} failed: the server's environment was replaced earlier ({self._lost}), "
+                "and with it this episode; nothing was sent: call reset() to start a new one",
+                op=op,
+                url=self._base_url,
+            )
+
+    def _counted(self, op: Op, *, new_connection: bool) -> bool:
+        """Book a successful ``op``; True when a step must be checked with GET /state."""
+        if op == "reset":
+            self._episode_steps = 0
+            self._lost = None
+            return False
+        if op != "step" or self._episode_steps is None:
+            return False
+        self._episode_steps += 1
+        return new_connection or not self._stateful
+
+    def _verify(self, op: Op, state: Mapping[str, Any] | None) -> None:
+        """Compare the server's step count with this episode's (see the comment above).
+
+        ``state`` is None when the server has no usable ``GET /state``: nothing to compare.
+        """
+        count = state.get("step_count") if state is not None else None
+        steps = self._episode_steps
+        if steps is None or isinstance(count, bool) or not isinstance(count, int):
+            self._stateful = True  # nothing to compare: assume the documented protocol
+            return
+        assert state is not None
+        received = truncate(json.dumps(dict(state), default=str), RECEIVED_LIMIT)
+        if count == 0 and not self._stateful:
+            self._stateless = (
+                f"{redact_url(self._base_url)} does not keep an environment across HTTP "
+                f"requests: after a step its /state reports step_count 0 (received: "
+                f"{received}). Current OpenEnv servers build a fresh environment for every "
+                "HTTP request, so results would not form an episode: use "
+                "transport='websocket' for this server"
+            )
+            raise ProtocolError(f"{op} failed: {self._stateless}", received=received, op=op)
+        if count < steps:
+            self._episode_steps = None
+            self._lost = f"it reports step_count {count} after {steps} steps of this episode"
+            raise SessionLostError(
+                f"{op} failed: the server's environment is not the one this episode ran on "
+                f"(the server restarted?): {self._lost}. This step went to a fresh "
+                "environment and its result was discarded: call reset() to start a new "
+                "episode",
+                op=op,
+                url=self._base_url,
+            )
+        self._stateful = True
