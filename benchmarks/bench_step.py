@@ -58,6 +58,8 @@ MESSAGE = "hello, world"
 TARGETS = {
     "cpu_vs_raw_max": 1.2,
     "cpu_vs_openenv_max": 0.5,
+    "async_cpu_vs_sync_max": 1.2,
+    "async_throughput_vs_sync_min": 1.0,
     "import_ms_max": 150.0,
     "first_observation_ms_max": 400.0,
 }
@@ -675,6 +677,28 @@ def measure_concurrency(urls: dict[str, list[str]], settings: Settings) -> list[
 # --------------------------------------------------------------------------- verdicts
 
 
+def async_vs_sync(concurrency: list[dict[str, Any]]) -> dict[str, float]:
+    """The asyncio client against the sync one, per transport, from the concurrency rows.
+
+    ``<transport>_async_cpu_vs_sync``: CPU per step of one async client over one sync client;
+    ``<transport>_async_throughput_vs_sync_<n>``: steps/s of n async clients on one event
+    loop over n sync clients on n threads (n > 1).
+    """
+    rows = {(r["transport"], r["client"], r["clients"]): r for r in concurrency}
+    out: dict[str, float] = {}
+    for transport, kind, clients in rows:
+        if kind != "async loop" or (transport, "sync threads", clients) not in rows:
+            continue
+        mine, theirs = rows[transport, kind, clients], rows[transport, "sync threads", clients]
+        if clients == 1:
+            ratio = mine["cpu_per_step_us"] / max(theirs["cpu_per_step_us"], 1e-9)
+            out[f"{transport}_async_cpu_vs_sync"] = round(ratio, 2)
+        else:
+            ratio = mine["steps_per_s"] / max(theirs["steps_per_s"], 1e-9)
+            out[f"{transport}_async_throughput_vs_sync_{clients}"] = round(ratio, 2)
+    return out
+
+
 def headline(
     transports: list[dict[str, Any]], fresh: dict[str, Any], concurrency: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -699,6 +723,12 @@ def headline(
         met[f"{transport}_first_observation"] = (
             first[transport] <= TARGETS["first_observation_ms_max"]
         )
+    for key, value in async_vs_sync(concurrency).items():
+        out[key] = value
+        if key.endswith("_cpu_vs_sync"):
+            met[key] = value <= TARGETS["async_cpu_vs_sync_max"]
+        else:
+            met[key] = value >= TARGETS["async_throughput_vs_sync_min"]
     out["import_ms"] = import_ms
     out["openenv_import_ms"] = openenv_import
     met["import"] = import_ms <= TARGETS["import_ms_max"]

@@ -23,7 +23,6 @@ PACKAGES = [
     "pydantic",
     "requests",
     "websockets",
-    "httpx",
     "openenv",
     "openenv-core",
     "uvicorn",
@@ -189,6 +188,28 @@ def step_section(data: dict[str, Any]) -> list[str]:
         f"- import of a generated client: {head['import_ms']} ms (target <= "
         f"{targets['import_ms_max']} ms): {_verdict(met['import'])}"
     )
+    return lines + _async_targets(head, targets, met)
+
+
+def _async_targets(
+    head: dict[str, Any], targets: dict[str, Any], met: dict[str, bool]
+) -> list[str]:
+    """The asyncio client against the sync one (results from before these targets have none)."""
+    lines = []
+    for key in sorted(k for k in met if "_async_" in k):
+        transport, _, rest = key.partition("_async_")
+        if rest == "cpu_vs_sync":
+            lines.append(
+                f"- {transport}: async client CPU/step {head[key]}x the sync client's (target "
+                f"<= {targets['async_cpu_vs_sync_max']}x): {_verdict(met[key])}"
+            )
+        else:
+            clients = rest.rsplit("_", 1)[-1]
+            lines.append(
+                f"- {transport}: {clients} async clients on one loop make {head[key]}x the "
+                f"steps/s of {clients} sync clients on threads (target >= "
+                f"{targets['async_throughput_vs_sync_min']}x): {_verdict(met[key])}"
+            )
     return lines
 
 

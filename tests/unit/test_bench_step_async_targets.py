@@ -1,0 +1,56 @@
+"""bench_step's async-vs-sync targets: computed from the concurrency rows, printed by report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.bench_step import TARGETS, async_vs_sync
+from benchmarks.report import _async_targets
+
+
+def row(
+    transport: str, client: str, clients: int, steps_per_s: float, cpu: float
+) -> dict[str, Any]:
+    return {
+        "transport": transport,
+        "client": client,
+        "clients": clients,
+        "steps_per_s": steps_per_s,
+        "cpu_per_step_us": cpu,
+    }
+
+
+ROWS = [
+    row("http", "sync threads", 1, 2000.0, 400.0),
+    row("http", "async loop", 1, 1900.0, 460.0),
+    row("http", "sync threads", 8, 4000.0, 450.0),
+    row("http", "async loop", 8, 5000.0, 420.0),
+    row("websocket", "sync threads", 1, 3000.0, 300.0),
+    row("websocket", "async loop", 1, 2500.0, 390.0),
+]
+
+
+def test_ratios_come_from_one_client_cpu_and_many_clients_throughput() -> None:
+    assert async_vs_sync(ROWS) == {
+        "http_async_cpu_vs_sync": 1.15,
+        "http_async_throughput_vs_sync_8": 1.25,
+        "websocket_async_cpu_vs_sync": 1.3,
+    }
+
+
+def test_report_prints_each_as_a_target_with_its_verdict() -> None:
+    head = async_vs_sync(ROWS)
+    met = {
+        key: value <= TARGETS["async_cpu_vs_sync_max"]
+        if key.endswith("_cpu_vs_sync")
+        else value >= TARGETS["async_throughput_vs_sync_min"]
+        for key, value in head.items()
+    }
+    lines = _async_targets(head, TARGETS, met)
+    assert lines == [
+        "- http: async client CPU/step 1.15x the sync client's (target <= 1.2x): met",
+        "- http: 8 async clients on one loop make 1.25x the steps/s of 8 sync clients on "
+        "threads (target >= 1.0x): met",
+        "- websocket: async client CPU/step 1.3x the sync client's (target <= 1.2x): **missed**",
+    ]
+    assert _async_targets({}, TARGETS, {"import": True}) == []  # results from before
