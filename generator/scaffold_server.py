@@ -19,6 +19,10 @@ _SERVER = string.Template(
 from schemas/$name/; run it again after editing them. env.toml's [server] command runs this
 module (`python -m $module --port 8000 --protocol websocket|http`), which is what
 `${prefix}Env.from_local_process()` starts.
+
+Reset parameters: describe them in schemas/$name/reset.schema.json, run `envgen generate
+$name`, and pass `reset_cls=${prefix}ResetParams` (from generated.$name.server) to `main`;
+they are then validated and reach `reset()` as keyword arguments.
 """
 
 from __future__ import annotations
