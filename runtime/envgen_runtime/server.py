@@ -270,9 +270,9 @@ def _with_reset_params(environment_cls: type[Any], reset_cls: type[Any] | None) 
     """`environment_cls` whose reset validates its other keyword arguments as `reset_cls`.
 
     The reset parameters (`reset.schema.json`) reach the env's own reset as the validated
-    field values; invalid ones raise pydantic's ValidationError before the env sees them,
-    which both protocols report as a validation failure (WebSocket `VALIDATION_ERROR`,
-    HTTP 422). Without `reset_cls` the class is returned as it is.
+    field values, under their wire names; invalid ones raise pydantic's ValidationError
+    before the env sees them, which both protocols report as a validation failure (WebSocket
+    `VALIDATION_ERROR`, HTTP 422). Without `reset_cls` the class is returned as it is.
     """
     if reset_cls is None:
         return environment_cls
@@ -284,7 +284,8 @@ def _with_reset_params(environment_cls: type[Any], reset_cls: type[Any] | None) 
             self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
         ) -> Any:
             params = params_cls.model_validate(kwargs)
-            values = {field: getattr(params, field) for field in type(params).model_fields}
+            fields = type(params).model_fields.items()
+            values = {info.alias or name: getattr(params, name) for name, info in fields}
             given = {"seed": seed, "episode_id": episode_id, **values}
             return own_reset(self, **_accepted(own_reset, given))
 

@@ -181,3 +181,30 @@ def test_adding_or_removing_the_reset_schema_regenerates(tmp_path: Path) -> None
     reset.unlink()
     assert _generate(tmp_path).exit_code == 0
     assert "_reset_params" not in client.read_text()
+
+
+def test_server_passes_validated_params_under_their_wire_names() -> None:
+    """A field renamed in Python (`schema` -> `schema_`) reaches the env's reset as `schema`."""
+    from typing import Annotated
+
+    import pydantic
+    from envgen_runtime.server import ServerModel, _with_reset_params
+
+    class Params(ServerModel):
+        model_config = pydantic.ConfigDict(extra="forbid")
+        schema_: Annotated[str, pydantic.Field(alias="schema")] = "plain"
+        size: int = 5
+
+    seen: dict[str, Any] = {}
+
+    class Env:
+        def reset(self, seed: int | None = None, **kwargs: Any) -> None:
+            seen.update(kwargs, seed=seed)
+
+    served = _with_reset_params(Env, Params)()
+    served.reset(seed=1, schema="fancy")
+    assert seen == {"seed": 1, "episode_id": None, "schema": "fancy", "size": 5}
+    with pytest.raises(pydantic.ValidationError):
+        served.reset(size="big")
+    with pytest.raises(pydantic.ValidationError):
+        served.reset(colour="red")
