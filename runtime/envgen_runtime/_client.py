@@ -52,8 +52,9 @@ class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):
         attempts = self._attempts(op, headers)
         sleep = self._retry.sleep or time.sleep
         while True:
+            transport = self._require_transport(op)  # a closed client's error is not retried
             try:
-                return self._require_transport(op).request(op, body, headers=attempts.headers)
+                return transport.request(op, body, headers=attempts.headers)
             except EnvgenRuntimeError as exc:
                 sleep(attempts.retry_after(exc))
 
