@@ -252,6 +252,31 @@ def test_refused_connections_are_retried(asynchronous: bool, transport: str, op:
     assert "connection refused" in str(info.value)
 
 
+def test_closing_during_a_retry_wait_ends_the_call_without_retrying() -> None:
+    # The closed client's error is raised as it is: not handed to the retry decision, which
+    # would count it as a failed attempt ("gave up after 2 attempts").
+    url = f"http://127.0.0.1:{closed_port()}"
+    clients: list[Any] = []
+    policy = RetryPolicy(attempts=3, jitter=0.0, sleep=lambda delay: clients[0].close())
+    clients.append(CounterEnv(url, transport="http", retry=policy))
+    with pytest.raises(EnvgenRuntimeError) as info:
+        clients[0].reset()
+    assert "is closed" in str(info.value) and "gave up" not in str(info.value)
+    assert type(info.value) is EnvgenRuntimeError and info.value.attempts == 1
+
+    async def close_instead(delay: float) -> None:
+        await clients[1].close()
+
+    async def go() -> None:
+        apolicy = RetryPolicy(attempts=3, jitter=0.0, sleep=close_instead)
+        clients.append(AsyncCounterEnv(url, transport="http", retry=apolicy))
+        with pytest.raises(EnvgenRuntimeError) as ainfo:
+            await clients[1].reset()
+        assert "is closed" in str(ainfo.value) and "gave up" not in str(ainfo.value)
+
+    asyncio.run(go())
+
+
 @pytest.mark.parametrize("asynchronous", KINDS)
 @pytest.mark.parametrize("transport", ["http", "websocket"])
 def test_refused_step_is_not_retried(asynchronous: bool, transport: str) -> None:
