@@ -39,6 +39,7 @@ class AsyncConnection(asyncio.Protocol):
         self._messages = engine.messages
         self._transport: asyncio.Transport | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._loop = asyncio.get_running_loop()
         self._timer: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ event loop side
@@ -84,8 +85,14 @@ class AsyncConnection(asyncio.Protocol):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    def _expire(self) -> None:
+        """The reply's time is up: the waiting ``recv`` raises TimeoutError."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(TimeoutError("timed out while waiting for a message"))
+
     async def _wait(self) -> None:
-        self._waiter = asyncio.get_running_loop().create_future()
+        self._waiter = self._loop.create_future()
         try:
             await self._waiter
         finally:
@@ -101,8 +108,7 @@ class AsyncConnection(asyncio.Protocol):
             self._schedule_keepalive()
 
     def _schedule_keepalive(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(KEEPALIVE_CHECK_S, self._keepalive)
+        self._timer = self._loop.call_later(KEEPALIVE_CHECK_S, self._keepalive)
 
     # ------------------------------------------------------------------ caller side
 
@@ -135,8 +141,13 @@ class AsyncConnection(asyncio.Protocol):
         """Send one message and wait at most ``timeout`` seconds for the next one."""
         self._engine.send(message)
         self._flush()
-        async with asyncio.timeout(timeout):
+        if self._messages:
+            return self._messages.popleft()
+        expiry = self._loop.call_later(timeout, self._expire)  # lighter than asyncio.timeout
+        try:
             return await self.recv()
+        finally:
+            expiry.cancel()
 
     def buffered(self) -> list[str | bytes]:
         """Messages received but not read yet."""
