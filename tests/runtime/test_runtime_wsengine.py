@@ -12,6 +12,7 @@ import asyncio
 import json
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,12 +21,14 @@ import pytest
 from envgen_runtime import (
     AsyncWebSocketTransport,
     EnvConnectionError,
+    EnvTimeoutError,
     ProtocolError,
     ServerError,
     ServerValidationError,
     SessionLostError,
     WebSocketTransport,
     _wsasync,
+    _wsdirect,
     _wsframes,
 )
 from envgen_runtime._wsengine import map_ws_exception, ws_error
@@ -465,4 +468,27 @@ def test_async_oversized_reply_is_refused_with_the_limit_hint() -> None:
         await transport.close()
 
     with ws_server(big) as url:
+        asyncio.run(run(url))
+
+
+def test_async_fallback_to_the_library_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a proxied session uses: websockets' asyncio client (here forced by ENABLED).
+    monkeypatch.setattr(_wsdirect, "ENABLED", False)
+
+    def slow_second(conn: Any) -> None:
+        conn.recv()
+        conn.send(json.dumps({"type": "state", "data": {"n": 1}}))
+        conn.recv()
+        time.sleep(1.0)  # the second reply never comes in time
+
+    async def run(url: str) -> None:
+        transport = AsyncWebSocketTransport(url, timeout_s=0.3)
+        assert await transport.request("state", {}) == {"n": 1}
+        assert isinstance(transport._conn, _wsasync.LibraryConnection)
+        with pytest.raises(EnvTimeoutError):
+            await transport.request("state", {})
+        assert not transport.connected and transport.session_lost
+        await transport.close()
+
+    with ws_server(slow_second) as url:
         asyncio.run(run(url))
