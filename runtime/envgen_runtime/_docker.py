@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import _exit_stop
-from ._errormap import _chain, _reason
+from ._errormap import exception_chain, reason_of
 from ._exceptions import EnvgenRuntimeError, ProviderError
 from ._extras import require
 from ._provider import (
@@ -118,7 +118,7 @@ def map_docker_exception(
             f"{action} failed: the Docker engine answered{status}: "
             f"{truncate(str(explanation).strip(), 1000)}"
         )
-    chain = _chain(exc)
+    chain = exception_chain(exc)
     if any(isinstance(e, PermissionError) for e in chain):
         return ProviderError(
             f"{action} failed: permission denied on the Docker engine's socket {engine}: "
@@ -131,11 +131,11 @@ def map_docker_exception(
     if timed_out and not any(isinstance(e, ConnectionRefusedError) for e in chain):
         return ProviderError(
             f"{action} failed: the Docker engine at {engine} did not answer in time "
-            f"({_reason(exc)})"
+            f"({reason_of(exc)})"
         )
     if _docker_unreachable(exc, chain):
         return ProviderError(
-            f"{action} failed: cannot reach the Docker engine at {engine} ({_reason(exc)}). "
+            f"{action} failed: cannot reach the Docker engine at {engine} ({reason_of(exc)}). "
             + DOCKER_START_HINT
         )
     if errors is not None and isinstance(exc, errors.DockerException):

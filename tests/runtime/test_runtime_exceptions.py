@@ -108,25 +108,6 @@ def test_redact_url_drops_credentials_and_query() -> None:
     assert "secret" not in text.redact_url("wss://:secret@h/ws")
 
 
-def test_ws_error_codes() -> None:
-    err = errormap.ws_error({"message": "full", "code": "CAPACITY_REACHED"}, op="reset", raw="{}")
-    assert err.code == "CAPACITY_REACHED" and err.status is None
-    assert "maximum number of sessions" in str(err)
-    invalid = errormap.ws_error(
-        {
-            "message": "Invalid message",
-            "code": "VALIDATION_ERROR",
-            "errors": [{"loc": ["message"], "msg": "Input should be a valid string", "input": 5}],
-        },
-        op="step",
-        raw="{}",
-    )
-    assert isinstance(invalid, ServerValidationError)
-    assert invalid.code == "VALIDATION_ERROR" and invalid.errors[0].path == "message"
-    odd = errormap.ws_error("not a mapping", op="state", raw='"x"')
-    assert type(odd) is ServerError and odd.code is None
-
-
 def test_parse_json_object() -> None:
     assert result.parse_json_object(b'{"a": 1}', op="state", source="s") == {"a": 1}
     with pytest.raises(ProtocolError) as info:
