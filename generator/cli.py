@@ -141,8 +141,9 @@ def generate(obj: _Context, envs: tuple[str, ...], no_cache: bool) -> None:
 
     Nothing is written unless every env renders; each env's folder is replaced atomically.
     Envs whose schemas, templates and envgen version are unchanged since they were last
-    rendered, and whose output is untouched, are skipped (see --no-cache). Prints one line
-    per env (none with --quiet); --verbose also lists each file of the envs written.
+    rendered, and whose output is untouched, are skipped (see --no-cache). Envs render in
+    parallel, one process per core ($ENVGEN_JOBS caps it; 1 renders in this process).
+    Prints one line per env (none with --quiet); --verbose also lists each file written.
     """
     from generator.output import build, write
 

@@ -292,6 +292,7 @@ def test_every_command_takes_quiet_and_verbose() -> None:
         (["import"], ["--class-prefix", "SEMVER"]),
         (["list"], ["--json", "not a valid env"]),
         (["check"], ["--format", "github", "::error"]),
+        (["generate"], ["--no-cache", "ENVGEN_JOBS"]),
         (["containers", "list"], ["--json"]),
         (["diff"], ["to resolve it", "--quiet"]),
         ([], ["-V, --version", "--quiet", "--verbose"]),
