@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -190,6 +189,8 @@ class RayProvider(ProviderContext):
         self.server_pid: int | None = None
 
     def _target(self) -> str:
+        import shlex
+
         return repr(shlex.join(self._command))
 
     def _ensure_ray(self) -> Any:
@@ -244,6 +245,8 @@ class RayProvider(ProviderContext):
             try:
                 reply = ray.get(actor.start.remote(), timeout=self._startup_timeout_s + 60)
             except Exception as exc:
+                import shlex
+
                 self.stop()
                 raise ProviderError(
                     f"Ray actor for `{shlex.join(self._command)}` failed to start its "

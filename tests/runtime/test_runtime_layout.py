@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import envgen_runtime
 
 RUNTIME = Path(envgen_runtime.__file__).resolve().parent
-GENERATOR = Path(__file__).resolve().parents[2] / "generator"
+REPO = Path(__file__).resolve().parents[2]
+GENERATOR = REPO / "generator"
+
+PROVIDER_ONLY = ("subprocess", "tempfile", "socket", "signal", "shlex", "selectors", "shutil")
+"""Standard modules only starting or stopping a server needs: a client's import skips them."""
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -98,3 +105,12 @@ def test_generator_imports_only_public_runtime_names() -> None:
         if private.search(path.read_text())
     ]
     assert offenders == []
+
+
+def test_importing_a_client_loads_no_provider_only_module() -> None:
+    code = "import json, sys\nimport generated.echo_env\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
+    loaded = set(json.loads(out.splitlines()[-1]))
+    assert sorted(loaded & set(PROVIDER_ONLY)) == []
