@@ -26,10 +26,11 @@ one type; the subclasses say what went wrong and carry the data needed to act on
 So ``except ServerError`` catches every error the server reported, and
 ``except EnvValidationError`` catches every validation failure wherever it was detected.
 
-Low-level exceptions are translated to this tree next to the code that meets them: I/O errors
-of httpx, websockets, http.client and OSError in ``_errormap``, docker's in ``_docker``,
-pydantic's and a server's validation errors here (``issues_from_pydantic``,
-``issues_from_wire``, ``validation_error``). Messages never contain header values.
+Low-level exceptions are translated to this tree next to the code that meets them: built-in
+I/O errors in ``_errormap``, websockets' and WebSocket error replies in ``_wsengine``, HTTP
+error replies in ``_http_engine``, docker's in ``_docker``, pydantic's and a server's
+validation errors here (``issues_from_pydantic``, ``issues_from_wire``,
+``validation_error``). Messages never contain header values.
 ``EnvConnectionError`` and ``EnvTimeoutError`` say whether they happened while connecting
 (``during_connect``): only then is nothing known to have reached the server, which is what
 makes a retry safe.
