@@ -17,7 +17,6 @@ what generated packages call at import to refuse a runtime they do not fit.
 from ._client import EnvClient
 from ._client_async import AsyncClientStart, AsyncEnvClient
 from ._codec import EnvModel, ModelCodec
-from .compat import API_VERSION, __version__, check_generated
 from ._docker import LocalDockerProvider
 from ._exceptions import (
     EnvConnectionError,
@@ -44,6 +43,7 @@ from ._spec import EnvSpec
 from ._transport import AsyncTransport, Transport
 from ._websocket import WebSocketTransport
 from ._websocket_async import AsyncWebSocketTransport
+from .compat import API_VERSION, __version__, check_generated
 
 __all__ = [
     "API_VERSION",
