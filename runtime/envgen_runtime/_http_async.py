@@ -1,4 +1,4 @@
-"""The asyncio HTTP transport: performs ``HttpEngine``'s I/O actions on asyncio streams.
+"""The asyncio HTTP transport: performs ``HttpEngine``'s I/O actions on one asyncio connection.
 
 Routes, envelopes, headers, deadlines, keep-alive and reply parsing come from
 ``_http_engine``, exactly as for the blocking transport; only waiting differs. It needs no
@@ -7,7 +7,6 @@ library beyond the standard one (the ``async`` extra is kept, empty, for old ins
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -16,13 +15,13 @@ from ._http_engine import CLOSE, DROPPED, OPEN, RECV, SEND, TLS, Flow, HttpEngin
 from ._transport import Op
 
 if TYPE_CHECKING:
-    import asyncio
+    from ._http_aio import Connection
 
 __all__ = ["AsyncHttpTransport"]
 
 
 class AsyncHttpTransport(HttpEngine):
-    """One keep-alive connection (asyncio streams) to a stateful OpenEnv HTTP server.
+    """One keep-alive connection (``_http_aio``) to a stateful OpenEnv HTTP server.
 
     Concurrent requests from several tasks are serialised, as the server holds one episode.
     Use it from one event loop.
@@ -33,8 +32,7 @@ class AsyncHttpTransport(HttpEngine):
     def _init_io(self) -> None:
         import asyncio
 
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
+        self._conn: Connection | None = None
         self._lock = asyncio.Lock()
 
     async def request(
@@ -60,38 +58,39 @@ class AsyncHttpTransport(HttpEngine):
             return None, exc
 
     async def _perform(self, kind: int, arg: Any) -> Any:
-        import asyncio
-
-        reader, writer = self._reader, self._writer
+        conn = self._conn
         if kind == RECV:
-            assert reader is not None
-            async with asyncio.timeout(arg - time.monotonic()):
-                return await reader.read(65536)
+            assert conn is not None
+            return await conn.recv(arg)
         if kind == SEND:
-            assert writer is not None
-            data, timeout = arg
-            writer.write(data)
-            if writer.transport.get_write_buffer_size():
-                async with asyncio.timeout(timeout):
-                    await writer.drain()
+            assert conn is not None
+            await conn.send(*arg)
         elif kind == DROPPED:
-            assert reader is not None and writer is not None
-            # Asked of the socket itself, as the loop may not have read the EOF yet.
-            return (
-                reader.at_eof() or writer.is_closing() or dropped(writer.get_extra_info("socket"))
-            )
+            assert conn is not None and conn.transport is not None
+            # Asked of the socket itself too, as the loop may not have read the EOF yet.
+            return not conn.idle_and_open() or dropped(conn.transport.get_extra_info("socket"))
         elif kind == OPEN:
+            import asyncio
+
+            from ._http_aio import Connection
+
             host, port, timeout = arg
             async with asyncio.timeout(timeout):
-                self._reader, self._writer = await asyncio.open_connection(host, port)
+                _, self._conn = await asyncio.get_running_loop().create_connection(
+                    Connection, host, port
+                )
         elif kind == TLS:
-            assert writer is not None
+            import asyncio
+
+            assert conn is not None and conn.transport is not None
             server_name, timeout = arg
             async with asyncio.timeout(timeout):
-                await writer.start_tls(self.tls_context(), server_hostname=server_name)
-        elif kind == CLOSE and writer is not None:
-            self._reader = self._writer = None
-            writer.close()
+                conn.transport = await asyncio.get_running_loop().start_tls(
+                    conn.transport, conn, self.tls_context(), server_hostname=server_name
+                )
+        elif kind == CLOSE and conn is not None:
+            self._conn = None
+            conn.close()
         return None
 
     async def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:

@@ -380,3 +380,40 @@ def test_http_error_truncates_body() -> None:
     assert len(err.body) < 2100
     assert len(str(err)) < 800
     assert "server's log" in str(err)
+
+
+@SHELLS
+@pytest.mark.parametrize("pause_s", [0.0, 0.2, 0.6])
+def test_a_later_reply_gets_its_own_full_deadline(asynchronous: bool, pause_s: float) -> None:
+    # The asyncio shell keeps one deadline timer per connection, re-armed when it fires: a
+    # reply that never comes must time out at its own deadline, not the first request's.
+    def answer(conn: socket.socket, n: int) -> None:
+        read_request(conn)
+        conn.sendall(OK)
+        read_request(conn)
+        time.sleep(1.2)  # the second reply never comes in time
+
+    async def go(url: str) -> float:
+        transport = AsyncHttpTransport(url, timeout_s=0.5)
+        try:
+            await transport.request("state", {})
+            await asyncio.sleep(pause_s)
+            started = time.monotonic()
+            with pytest.raises(EnvTimeoutError):
+                await transport.request("step", {"message": "x"})
+            return time.monotonic() - started
+        finally:
+            await transport.close()
+
+    with raw_server(answer) as (url, _):
+        if asynchronous:
+            waited = asyncio.run(go(url))
+        else:
+            with closing(HttpTransport(url, timeout_s=0.5)) as transport:
+                transport.request("state", {})
+                time.sleep(pause_s)
+                started = time.monotonic()
+                with pytest.raises(EnvTimeoutError):
+                    transport.request("step", {"message": "x"})
+                waited = time.monotonic() - started
+    assert 0.45 <= waited < 1.0
