@@ -36,8 +36,6 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar
 
 from typing_extensions import Unpack
 
-from ._spec import EnvSpec
-
 if TYPE_CHECKING:
     import os
 
@@ -86,13 +84,6 @@ class LaunchPlan:
     client_options: Mapping[str, Any]
 
 
-def _spec(cls: Any) -> EnvSpec:
-    spec = getattr(cls, "SPEC", None)
-    if not isinstance(spec, EnvSpec):
-        raise TypeError(f"{cls.__name__} must set SPEC: ClassVar[EnvSpec]")
-    return spec
-
-
 def _plan(provider: Provider, client_options: Mapping[str, Any] | None) -> LaunchPlan:
     options = dict(client_options or {})
     clash = {"base_url", "provider"} & options.keys()
@@ -123,7 +114,7 @@ def _docker_provider(
     """A LocalDockerProvider for ``image``; None-valued settings come from ``cls.SPEC``."""
     from ._docker import LocalDockerProvider
 
-    spec = _spec(cls)
+    spec = cls._spec()
     return LocalDockerProvider(
         image,
         port=port if port is not None else spec.docker_port,
@@ -157,7 +148,7 @@ def local_process_plan(
     """
     from ._provider import LocalProcessProvider
 
-    spec = _spec(cls)
+    spec = cls._spec()
     argv = tuple(command) if command is not None else spec.server_command
     if not argv:
         raise ValueError(
@@ -209,11 +200,11 @@ def docker_image_plan(
     client, a running one is only borrowed.
     """
     if provider is None:
-        chosen = image if image is not None else _spec(cls).docker_image
+        chosen = image if image is not None else cls._spec().docker_image
         if not chosen:
             raise ValueError(
                 f"{cls.__name__}.SPEC has no docker_image for environment "
-                f"{_spec(cls).name!r}: pass the image, e.g. "
+                f"{cls._spec().name!r}: pass the image, e.g. "
                 "from_docker_image('my-org/my-env:1.0')"
             )
         options = {"host": host, "pull": pull, "docker_client": docker_client, **run_options}
@@ -414,8 +405,8 @@ class AsyncLauncher(_Launcher[P]):
 class ProviderLaunchers:
     """``from_local_process``, ``from_docker_image`` and ``from_hub`` for ``EnvClient``.
 
-    They need the class's ``SPEC`` (an ``EnvSpec``) and a constructor that accepts
-    ``provider=`` and starts a provider that is not running.
+    Mixed into ``ClientCore`` subclasses: the plans read the class's ``SPEC`` through
+    ``ClientCore._spec()`` and build the client with ``provider=``.
     """
 
     from_local_process = SyncLauncher(local_process_plan)
