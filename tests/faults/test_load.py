@@ -2,8 +2,8 @@
 
 The issue asks for 32 clients x 1,000 steps per transport and flavour. All 32 clients
 always run; the steps per client default to a count that keeps this file within the fault
-suite's time budget on a 2-core CI machine (100; 40 for asyncio over HTTP, whose httpx
-costs the most CPU per step), and ``ENVGEN_LOAD_STEPS=1000`` runs the full load. Every step
+suite's time budget on a 2-core CI machine (100), and ``ENVGEN_LOAD_STEPS=1000`` runs the
+full load. Every step
 must succeed, every observation must count up by one, and the server must have counted
 exactly the steps that were sent.
 """
@@ -25,8 +25,6 @@ from .conftest import fault_url
 
 CLIENTS = 32
 STEPS = int(os.environ.get("ENVGEN_LOAD_STEPS", "100"))
-# httpx costs about 1.4 ms of CPU per step: asyncio over HTTP gets fewer steps by default.
-ASYNC_HTTP_STEPS = int(os.environ.get("ENVGEN_LOAD_STEPS", "40"))
 ACTION = CounterAction(message="load", delta=1)
 
 
@@ -59,7 +57,7 @@ def test_clients_step_concurrently_without_losing_a_step(
     faultserver: str, transport: TransportName, asynchronous: bool
 ) -> None:
     urls = [fault_url(faultserver, "ok") for _ in range(CLIENTS)]
-    steps = ASYNC_HTTP_STEPS if asynchronous and transport == "http" else STEPS
+    steps = STEPS
     if asynchronous:
 
         async def everyone() -> list[int]:
