@@ -116,10 +116,10 @@ class AsyncConnection(asyncio.Protocol):
         """Wait for the server's handshake response (the caller bounds the time)."""
         engine = self._engine
         while engine.handshaking:
+            if self._transport is None or self._transport.is_closing():
+                raise InvalidMessage("connection closed during the opening handshake")
             await self._wait()
-        engine.check_handshake()
-        if engine.state is not _OPEN:
-            raise InvalidMessage("connection closed during the opening handshake")
+        engine.check_handshake()  # else it succeeded, even if a close came right after it
         self._schedule_keepalive()
 
     async def send(self, message: str | bytes) -> None:

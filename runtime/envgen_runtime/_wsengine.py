@@ -191,18 +191,12 @@ def map_websockets(
 
 
 def map_ws_exception(
-    exc: BaseException,
-    *,
-    op: str,
-    url: str,
-    timeout_s: float | None,
-    timeout_hint: str = "",
-    connect: bool = False,
-    connect_timeout_s: float | None = None,
+    exc: BaseException, *, op: str, url: str, connect: bool = False, **limits: Any
 ) -> BaseException:
     """The runtime error for an exception of a WebSocket shell; ``exc`` itself if none fits.
 
-    websockets' exceptions map here, the rest (sockets, timeouts) in ``_errormap``.
+    websockets' exceptions map here, the rest (sockets, timeouts) in ``_errormap``, with
+    ``limits`` (``timeout_s``, ``timeout_hint``, ``connect_timeout_s``) as it takes them.
     """
     if isinstance(exc, EnvgenRuntimeError) or not isinstance(exc, Exception):
         return exc
@@ -211,15 +205,7 @@ def map_ws_exception(
     if ws_exc is not None and isinstance(exc, ws_exc.WebSocketException):
         mapped = map_websockets(exc, ws_exc, op=op, url=url, connect=connect)
     else:
-        mapped = map_exception(
-            exc,
-            op=op,
-            url=url,
-            timeout_s=timeout_s,
-            timeout_hint=timeout_hint,
-            connect=connect,
-            connect_timeout_s=connect_timeout_s,
-        )
+        mapped = map_exception(exc, op=op, url=url, connect=connect, **limits)
     if mapped is None:
         return exc
     mapped.__cause__ = exc
@@ -480,14 +466,7 @@ class WebSocketCommon:
         try:
             yield opening
         except Exception as exc:
-            mapped = map_ws_exception(
-                exc,
-                op=op,
-                url=self._url,
-                timeout_s=self._timeout_s,
-                connect=True,
-                connect_timeout_s=self._connect_timeout_s,
-            )
+            mapped = self._map(exc, op, connect=True)
             if mapped is exc:
                 raise
             raise mapped from exc
@@ -496,6 +475,18 @@ class WebSocketCommon:
         self._sessions_opened += 1
         self._lost = None
 
+    def _map(self, exc: BaseException, op: str, *, connect: bool = False) -> BaseException:
+        """``map_ws_exception`` with this transport's URL and limits."""
+        return map_ws_exception(
+            exc,
+            op=op,
+            url=self._url,
+            connect=connect,
+            timeout_s=self._timeout_s,
+            timeout_hint="" if connect else TIMEOUT_HINT,
+            connect_timeout_s=self._connect_timeout_s,
+        )
+
     def _failed(self, op: Op, exc: BaseException) -> BaseException:
         """What a failed exchange raises; the connection is dropped.
 
@@ -503,9 +494,7 @@ class WebSocketCommon:
         rather than the close itself.
         """
         conn = self._conn
-        mapped = map_ws_exception(
-            exc, op=op, url=self._url, timeout_s=self._timeout_s, timeout_hint=TIMEOUT_HINT
-        )
+        mapped = self._map(exc, op)
         if conn is not None and isinstance(exc, Exception) and exc is not mapped:
             pending = self._pending_error(conn.buffered(), op)
             if pending is not None:

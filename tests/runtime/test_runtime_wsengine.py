@@ -9,6 +9,8 @@ shell is tested at the end against small websockets servers on 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import socket
 import threading
@@ -492,3 +494,49 @@ def test_async_fallback_to_the_library_client(monkeypatch: pytest.MonkeyPatch) -
 
     with ws_server(slow_second) as url:
         asyncio.run(run(url))
+
+
+def test_async_error_and_close_in_the_handshake_chunk_is_the_error() -> None:
+    # At capacity a server accepts, sends the error and closes at once: all of it can
+    # reach the client in one read together with the handshake response. The handshake
+    # succeeded, so the error is what the request reports (it was taken for a failed
+    # handshake before).
+    error = json.dumps({"type": "error", "data": {"code": "CAPACITY_REACHED", "message": "full"}})
+    frames = bytes([0x81, len(error)]) + error.encode() + bytes([0x88, 2]) + (1000).to_bytes(2)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+
+        def accept_then_refuse() -> None:
+            sock, _ = listener.accept()
+            with sock:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    request += sock.recv(4096)
+                key = next(
+                    line.split(b":", 1)[1].strip()
+                    for line in request.split(b"\r\n")
+                    if line.lower().startswith(b"sec-websocket-key:")
+                )
+                accept = base64.b64encode(
+                    hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest()
+                )
+                sock.sendall(
+                    b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                    b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n" + frames
+                )
+
+        server = threading.Thread(target=accept_then_refuse, daemon=True)
+        server.start()
+
+        async def run() -> None:
+            transport = AsyncWebSocketTransport(
+                f"http://127.0.0.1:{listener.getsockname()[1]}", timeout_s=5
+            )
+            with pytest.raises(ServerError) as info:
+                await transport.request("reset", {})
+            assert info.value.code == "CAPACITY_REACHED" and not transport.connected
+            await transport.close()
+
+        asyncio.run(run())
+        server.join(5)
