@@ -163,60 +163,35 @@ def _tags_required(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-class ServerModel(BaseModel):
+class _WireFormat(BaseModel):
+    """What every generated server model adds to its base: wire names kept, absent optionals
+    left out of replies, and a published schema that says so."""
+
+    model_config = _WIRE_CONFIG
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _omit_absent(self, handler(self))
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return _published(super().model_json_schema(*args, **kwargs))
+
+
+class ServerModel(_WireFormat):
     """Base of every nested model in a generated server module."""
 
-    model_config = _WIRE_CONFIG
 
-    @model_serializer(mode="wrap")
-    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _omit_absent(self, handler(self))
-
-    @classmethod
-    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return _published(super().model_json_schema(*args, **kwargs))
-
-
-class ServerAction(Action):
+class ServerAction(Action, _WireFormat):
     """openenv's Action (unknown fields forbidden, `metadata`) with wire names kept."""
 
-    model_config = _WIRE_CONFIG
 
-    @model_serializer(mode="wrap")
-    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _omit_absent(self, handler(self))
-
-    @classmethod
-    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return _published(super().model_json_schema(*args, **kwargs))
-
-
-class ServerObservation(Observation):
+class ServerObservation(Observation, _WireFormat):
     """openenv's Observation (`done`, `reward`, `metadata`) with wire names kept."""
 
-    model_config = _WIRE_CONFIG
 
-    @model_serializer(mode="wrap")
-    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _omit_absent(self, handler(self))
-
-    @classmethod
-    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return _published(super().model_json_schema(*args, **kwargs))
-
-
-class ServerState(State):
+class ServerState(State, _WireFormat):
     """openenv's State (`episode_id`, `step_count`, extra fields allowed) with wire names kept."""
-
-    model_config = _WIRE_CONFIG
-
-    @model_serializer(mode="wrap")
-    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _omit_absent(self, handler(self))
-
-    @classmethod
-    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return _published(super().model_json_schema(*args, **kwargs))
 
 
 class UnionAction(ServerAction):
