@@ -7,10 +7,11 @@ describe their models with ``ModelCodec``; the runtime owns the wire protocols
 ``RayProvider``), many sessions stepped together (``EnvPool``, ``AsyncEnvPool``) and one
 exception tree rooted at ``EnvgenRuntimeError``.
 
-Importing this package imports pydantic but not httpx, websockets, http.client or asyncio
+Importing this package imports pydantic but not websockets, asyncio or the socket layer
 (loaded when a transport or client of that kind is first used), nor the generator
-(``envgen``) or any of its tools. Extras (``docker``, ``async``, ``ray``) are imported on
-first use and name themselves when missing (``MissingExtraError``). ``check_generated`` is
+(``envgen``) or any of its tools. Extras (``docker``, ``ray``, ``server``) are imported on
+first use and name themselves when missing (``MissingExtraError``); ``async`` needs no
+library any more and stays an accepted, empty extra. ``check_generated`` is
 what generated packages call at import to refuse a runtime they do not fit.
 """
 
