@@ -579,15 +579,19 @@ def _sync_run(
     from generated.echo_env import EchoAction, EchoEnv
 
     envs = [EchoEnv(urls[i % len(urls)], transport=transport) for i in range(clients)]  # type: ignore[arg-type]
+    # Warm up one client after another, as _async_run does: with --quick, HTTP clients share
+    # one stateful server, and a reset by one client between another's reset and its first
+    # (checked) step looks to that client like a server that keeps no environment.
+    for env in envs:
+        env.reset()
+        for _ in range(10):
+            env.step(EchoAction(message=MESSAGE))
     counts = [0] * clients
     start = threading.Barrier(clients + 1)
     stop = threading.Event()
 
     def work(index: int) -> None:
         env = envs[index]
-        env.reset()
-        for _ in range(10):
-            env.step(EchoAction(message=MESSAGE))
         start.wait()
         done = 0
         while not stop.is_set():
