@@ -12,12 +12,11 @@ import asyncio
 import json
 import shutil
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from envgen_runtime import EnvValidationError, LocalProcessProvider, ServerValidationError
+from envgen_runtime import EnvValidationError, ServerValidationError
 
 from generated.grid_env import AsyncGridEnv, GridEnv, GridEnvPool, MoveAction
 from generator.cli import main
@@ -28,26 +27,10 @@ pytestmark = pytest.mark.e2e
 TRANSPORTS = ("websocket", "http")
 
 
-@pytest.fixture(scope="module")
-def grid_servers() -> Iterator[dict[str, str]]:
-    """grid_env served once per protocol; stopped by their providers at the end."""
-    spec = GridEnv.SPEC
-    providers: dict[str, LocalProcessProvider] = {}
-    try:
-        for transport in TRANSPORTS:
-            provider = LocalProcessProvider(
-                spec.server_command,
-                health_path=spec.health_path,
-                startup_timeout_s=spec.startup_timeout_s,
-                cwd=REPO,
-                transport=transport,
-            )
-            providers[transport] = provider
-            provider.start()
-        yield {t: p.base_url for t, p in providers.items() if p.base_url}
-    finally:
-        for provider in providers.values():
-            provider.stop()
+@pytest.fixture
+def grid_servers(servers: dict[tuple[str, str], str]) -> dict[str, str]:
+    """grid_env's servers of the session (tests/e2e/conftest.py), by protocol."""
+    return {transport: servers[("grid_env", transport)] for transport in TRANSPORTS}
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
