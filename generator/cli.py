@@ -409,8 +409,9 @@ def pull(
     """Write schemas/NAME/ from a running OpenEnv server and generate its client.
 
     URL is the server's base address, http:// or https:// (a bare HOST:PORT means
-    http://HOST:PORT). Reads GET URL/schema and GET URL/metadata. Nothing is written
-    unless both replies are usable and the schemas generate. --verbose also names the URLs
+    http://HOST:PORT). Reads GET URL/schema and GET URL/metadata; a "reset" entry in
+    /schema (envgen_runtime.server publishes one) becomes reset.schema.json. Nothing is
+    written unless both replies are usable and the schemas generate. --verbose also names the URLs
     read and the files written; --quiet prints only warnings.
     """
     from generator.adopt import adopt
