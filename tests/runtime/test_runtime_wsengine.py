@@ -15,8 +15,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -41,9 +40,8 @@ from websockets.exceptions import SecurityError as WsSecurityError
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.server import ServerProtocol
-from websockets.sync.server import serve
 
-from .test_runtime_wsdirect import _silent_server
+from .test_runtime_wsdirect import _silent_server, counting, ws_server
 
 URL = "ws://127.0.0.1:9/ws"
 
@@ -363,30 +361,6 @@ def test_flow_server_error_keeps_the_session_unless_it_ends_it() -> None:
 
 
 # --------------------------------------------------------------------------- asyncio shell
-
-
-@contextmanager
-def ws_server(handler: Callable[[Any], None], **options: Any) -> Iterator[str]:
-    """A websockets server on 127.0.0.1 running ``handler(connection)``; its base URL."""
-    server = serve(handler, "127.0.0.1", 0, **options)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.socket.getsockname()[1]}"
-    finally:
-        server.shutdown()
-        thread.join(5)
-
-
-def counting(conn: Any) -> None:
-    count = 0
-    try:
-        while True:
-            conn.recv()
-            count += 1
-            conn.send(json.dumps({"type": "state", "data": {"count": count}}))
-    except Exception:
-        return
 
 
 def test_async_idle_session_answers_server_pings() -> None:
