@@ -27,31 +27,14 @@ from ._provider import (
     OUTPUT_TAIL_LINES,
     ProviderContext,
     check_health_options,
+    check_port,
     connect_host,
-    output_section,
+    poll_until,
     probe_health,
+    start_failure,
     url_host,
 )
 from ._text import truncate
-
-__all__ = [
-    "DOCKER_START_HINT",
-    "LABEL_ENV",
-    "LABEL_HOST",
-    "LABEL_PID",
-    "LABEL_PID_START",
-    "LABEL_SESSION",
-    "SESSION_ID",
-    "LocalDockerProvider",
-    "docker_client",
-    "engine_address",
-    "map_docker_exception",
-    "owner_labels",
-    "proc_stat_fields",
-    "process_start_time",
-    "remove_container",
-    "translate_docker",
-]
 
 LABEL_ENV = "envgen.env"
 LABEL_SESSION = "envgen.session"
@@ -64,21 +47,17 @@ for the owner by ``prune``."""
 SESSION_ID = os.urandom(16).hex()
 """Identifies this interpreter's containers (the ``envgen.session`` label)."""
 
-_DEFAULT_SOCKET = "unix:///var/run/docker.sock"
-# Options that would break the provider: the logs of a dead container must stay readable,
-# and the provider always needs a container object.
+_NO_REMOVE = "a removed container's logs cannot be read for the error message"
+_OWN_LOGS = "the provider reads logs itself"
 _RESERVED = {
-    "auto_remove": "a removed container's logs cannot be read for the error message",
-    "remove": "a removed container's logs cannot be read for the error message",
+    "auto_remove": _NO_REMOVE,
+    "remove": _NO_REMOVE,
     "detach": "the provider always runs containers detached",
-    "stdout": "the provider reads logs itself",
-    "stderr": "the provider reads logs itself",
-    "stream": "the provider reads logs itself",
+    "stdout": _OWN_LOGS,
+    "stderr": _OWN_LOGS,
+    "stream": _OWN_LOGS,
 }
-
-# --------------------------------------------------------------------------- errors
-# docker's exceptions (and those of requests, which it uses) are looked up in ``sys.modules``:
-# an exception from a library that was never imported cannot occur.
+"""Options that would break the provider, which needs a dead container's logs."""
 
 DOCKER_START_HINT = (
     "Start an engine: as root run `dockerd &` (on Debian install it first with "
@@ -87,24 +66,14 @@ DOCKER_START_HINT = (
 )
 
 
-def _docker_unreachable(exc: BaseException, chain: list[BaseException]) -> bool:
-    requests_mod = sys.modules.get("requests")
-    if requests_mod is not None and any(isinstance(e, requests_mod.ConnectionError) for e in chain):
-        return True
-    if any(isinstance(e, FileNotFoundError | ConnectionError) for e in chain):
-        return True
-    # docker.from_env() probes the API version and wraps what went wrong in a message.
-    return "Error while fetching server API version" in str(exc)
-
-
 def map_docker_exception(
     exc: BaseException, *, action: str, engine: str
 ) -> EnvgenRuntimeError | None:
     """The ProviderError for an exception from the docker SDK, or None for a bug.
 
     ``action`` says what was being done (``starting container of image 'x'``), ``engine``
-    where the engine was expected (``unix:///var/run/docker.sock``). An unreachable engine
-    gets a message that says how to start one.
+    where the engine was expected. docker's exceptions (and those of requests, which it
+    uses) are looked up in ``sys.modules``: a library never imported raised nothing.
     """
     if isinstance(exc, EnvgenRuntimeError):
         return exc
@@ -119,21 +88,26 @@ def map_docker_exception(
             f"{truncate(str(explanation).strip(), 1000)}"
         )
     chain = exception_chain(exc)
-    if any(isinstance(e, PermissionError) for e in chain):
+    requests = sys.modules.get("requests")
+    timeouts = (TimeoutError, requests.Timeout) if requests else (TimeoutError,)
+    unreachable = (FileNotFoundError, ConnectionError)
+    unreachable += (requests.ConnectionError,) if requests else ()
+
+    def caused_by(types: type[BaseException] | tuple[type[BaseException], ...]) -> bool:
+        return any(isinstance(e, types) for e in chain)
+
+    if caused_by(PermissionError):
         return ProviderError(
             f"{action} failed: permission denied on the Docker engine's socket {engine}: "
             "run as root or add this user to the docker group"
         )
-    requests_mod = sys.modules.get("requests")
-    timed_out = any(isinstance(e, TimeoutError) for e in chain) or (
-        requests_mod is not None and any(isinstance(e, requests_mod.Timeout) for e in chain)
-    )
-    if timed_out and not any(isinstance(e, ConnectionRefusedError) for e in chain):
+    if caused_by(timeouts) and not caused_by(ConnectionRefusedError):
         return ProviderError(
             f"{action} failed: the Docker engine at {engine} did not answer in time "
             f"({reason_of(exc)})"
         )
-    if _docker_unreachable(exc, chain):
+    # docker.from_env() probes the API version and wraps what went wrong in a message.
+    if caused_by(unreachable) or "Error while fetching server API version" in str(exc):
         return ProviderError(
             f"{action} failed: cannot reach the Docker engine at {engine} ({reason_of(exc)}). "
             + DOCKER_START_HINT
@@ -148,28 +122,20 @@ def translate_docker(action: str, engine: str) -> Iterator[None]:
     """Re-raise docker SDK (and underlying I/O) exceptions from the block as ProviderError."""
     try:
         yield
-    except EnvgenRuntimeError:
-        raise
     except Exception as exc:
         mapped = map_docker_exception(exc, action=action, engine=engine)
-        if mapped is None:
+        if mapped is None or mapped is exc:
             raise
         raise mapped from exc
 
 
-# --------------------------------------------------------------------------- engine, labels
-
-
 def engine_address() -> str:
     """Where the docker SDK looks for the engine (``DOCKER_HOST`` or the default socket)."""
-    return os.environ.get("DOCKER_HOST") or _DEFAULT_SOCKET
+    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
 
 
 def docker_client(timeout_s: float = 60.0) -> Any:
-    """A docker-py client for the engine named by the environment, or ProviderError.
-
-    Importing docker here (not at module level) keeps ``import envgen_runtime`` cheap.
-    """
+    """A docker-py client for the engine named by the environment, or ProviderError."""
     docker = require("docker", "running environment servers in Docker")
     with translate_docker("connecting to the Docker engine", engine_address()):
         return docker.from_env(timeout=int(max(1, timeout_s)))
@@ -224,21 +190,19 @@ def remove_container(client: Any, container_id: str) -> bool:
 def _published_host(host: str, client: Any) -> str:
     """Where to reach a port published on ``host`` (a wildcard means the engine's host)."""
     if host in ("", "0.0.0.0", "::"):
-        base = str(getattr(getattr(client, "api", None), "base_url", "") or "")
-        parts = urlsplit(base)
+        parts = urlsplit(str(getattr(getattr(client, "api", None), "base_url", "") or ""))
         if parts.scheme in ("http", "https") and parts.hostname not in (None, "localhost"):
             return parts.hostname  # a remote engine publishes ports on its own host
     return connect_host(host)
 
 
-def default_missing_hint(image: str) -> str:
-    """What to do about an image that is not available locally."""
-    return (
-        "Build it first: `envgen image ENV` builds an env's image without any registry "
-        "(`make images` builds every example env's); or "
-        f"`docker build -t {image} .` with a Dockerfile of your own; or pass "
-        "pull=True to pull it from its registry."
-    )
+def _container_logs(container: Any, tail: int = OUTPUT_TAIL_LINES) -> str:
+    try:
+        data = container.logs(stdout=True, stderr=True, tail=tail)
+    except Exception:  # the logs only decorate an error: never mask it
+        return ""
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data)
+    return "\n".join(text.splitlines()[-tail:])
 
 
 class LocalDockerProvider(ProviderContext):
@@ -280,17 +244,16 @@ class LocalDockerProvider(ProviderContext):
         """
         if not image or not isinstance(image, str):
             raise ValueError(f"image must be a non-empty string, got {image!r}")
-        if not 0 < port < 65536:
-            raise ValueError(f"port must be in 1..65535, got {port}")
-        if host_port is not None and not 0 < host_port < 65536:
-            raise ValueError(f"host_port must be in 1..65535, got {host_port}")
+        check_port("port", port)
+        check_port("host_port", host_port)
         check_health_options(health_path, startup_timeout_s)
         if stop_timeout_s < 0:
             raise ValueError("stop_timeout_s must not be negative")
         for key, why in _RESERVED.items():
             if key in run_options:
                 raise ValueError(f"run option {key!r} is not supported: {why}")
-        self._image = image
+        self.image = image
+        """The image the container runs."""
         self._port = port
         self._health_path = health_path
         self._startup_timeout_s = startup_timeout_s
@@ -305,26 +268,14 @@ class LocalDockerProvider(ProviderContext):
         self._lock = threading.RLock()
         self._client: Any | None = None
         self._container: Any | None = None
-        self._base_url: str | None = None
-        self._host_port: int | None = None
         self._labels: dict[str, str] = {}
+        self.host_port: int | None = None
+        """The host port the engine published the server on, or None."""
         self.ready_after_s: float | None = None
         """Seconds from creating the container to its first healthy answer (last start)."""
 
     def _target(self) -> str:
-        return repr(self._image)
-
-    # ------------------------------------------------------------------ properties
-
-    @property
-    def image(self) -> str:
-        """The image the container runs."""
-        return self._image
-
-    @property
-    def host_port(self) -> int | None:
-        """The host port the engine published the server on, or None."""
-        return self._host_port
+        return repr(self.image)
 
     @property
     def container_id(self) -> str | None:
@@ -346,8 +297,6 @@ class LocalDockerProvider(ProviderContext):
         """The last ``tail`` lines the container printed (stdout and stderr), or ``""``."""
         container = self._container
         return _container_logs(container, tail) if container is not None else ""
-
-    # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> str:
         """Create and start the container, wait until it is healthy, return its base URL."""
@@ -379,27 +328,30 @@ class LocalDockerProvider(ProviderContext):
         import docker.errors
 
         where = engine_address()
-        with translate_docker(f"looking up image {self._image!r}", where):
-            try:
-                client.images.get(self._image)
-                return
-            except docker.errors.ImageNotFound:
-                pass
+        lookup = translate_docker(f"looking up image {self.image!r}", where)
+        with lookup, contextlib.suppress(docker.errors.ImageNotFound):
+            client.images.get(self.image)
+            return
         if not self._pull:
-            hint = self._missing_hint or default_missing_hint(self._image)
+            hint = self._missing_hint or (
+                "Build it first: `envgen image ENV` builds an env's image without any registry "
+                "(`make images` builds every example env's); or "
+                f"`docker build -t {self.image} .` with a Dockerfile of your own; or pass "
+                "pull=True to pull it from its registry."
+            )
             raise ProviderError(
-                f"Docker image {self._image!r} is not available locally (on the engine at "
+                f"Docker image {self.image!r} is not available locally (on the engine at "
                 f"{where}), and envgen does not pull unless asked (pull=False). {hint}"
             )
         try:
-            with translate_docker(f"pulling image {self._image!r}", where):
-                client.images.pull(self._image)
+            with translate_docker(f"pulling image {self.image!r}", where):
+                client.images.pull(self.image)
         except ProviderError as exc:
             raise ProviderError(
                 f"{str(exc).rstrip('.')}. The image is not available locally and could not "
                 "be pulled from its registry: check the name and tag and that the registry can "
-                "be reached, or "
-                f"`docker load` a saved copy of {self._image} (then nothing is pulled)."
+                f"be reached, or `docker load` a saved copy of {self.image} (then nothing is "
+                "pulled)."
             ) from exc
 
     def _create_options(self) -> dict[str, Any]:
@@ -415,92 +367,77 @@ class LocalDockerProvider(ProviderContext):
             options["ports"] = ports
         return options
 
-    def _start_container(self, client: Any) -> str:
-        where = engine_address()
-        started = time.monotonic()
-        with translate_docker(f"creating a container of image {self._image!r}", where):
-            container = client.containers.create(self._image, **self._create_options())
-        self._container = container
-        _exit_stop.register(self)
-        try:
-            with translate_docker(f"starting container {container.short_id}", where):
-                container.start()
-            base_url = self._wait_ready(client, container, started)
-        except BaseException:
-            self._remove_quietly()
-            raise
-        self._base_url = base_url
-        self.ready_after_s = time.monotonic() - started
-        return base_url
-
     def _published_port(self, container: Any) -> int | None:
         if self._run_options.get("network_mode") == "host":
             return self._port
         ports = (container.attrs.get("NetworkSettings") or {}).get("Ports") or {}
         for binding in ports.get(f"{self._port}/tcp") or []:
-            host_port = binding.get("HostPort")
-            if host_port:
-                return int(host_port)
+            if binding.get("HostPort"):
+                return int(binding["HostPort"])
         return None
 
-    def _wait_ready(self, client: Any, container: Any, started: float) -> str:
+    def _start_container(self, client: Any) -> str:
         import docker.errors
 
         where = engine_address()
+        started = time.monotonic()
+        with translate_docker(f"creating a container of image {self.image!r}", where):
+            container = client.containers.create(self.image, **self._create_options())
+        self._container = container
+        _exit_stop.register(self)
+        name = f"container {container.short_id} of image {self.image!r}"
         host = _published_host(self._host, client)
-        connect = url_host(host)
-        deadline = started + self._startup_timeout_s
-        delay = 0.05
-        url = f"http://{connect}:<port not published>{self._health_path}"
-        while True:
+        url = f"http://{url_host(host)}:<port not published>{self._health_path}"
+
+        def ready() -> bool:
+            nonlocal url
             with translate_docker(f"inspecting container {container.short_id}", where):
                 try:
                     container.reload()
                 except docker.errors.NotFound:
                     raise ProviderError(
-                        f"container {container.short_id} of image {self._image!r} disappeared "
-                        "while starting (removed by someone else?)"
+                        f"{name} disappeared while starting (removed by someone else?)"
                     ) from None
-            status = container.status
-            if status in ("exited", "dead"):
-                raise self._exited_error(container, started, url)
-            self._host_port = self._published_port(container)
-            if self._host_port is not None:
-                url = f"http://{connect}:{self._host_port}{self._health_path}"
-                if probe_health(host, self._host_port, self._health_path):
-                    return f"http://{connect}:{self._host_port}"
-            now = time.monotonic()
-            if now >= deadline:
-                output = _container_logs(container, OUTPUT_TAIL_LINES)
-                raise ProviderError(
-                    f"container {container.short_id} of image {self._image!r} is still "
-                    f"{status} after {self._startup_timeout_s:g} s but never answered GET "
-                    f"{url} with 200 (raise startup_timeout_s if it is just slow; the server "
-                    f"must listen on 0.0.0.0:{self._port} inside the container)."
-                    + output_section(output, "log"),
-                    output=output,
-                    exit_code=None,
+            if container.status in ("exited", "dead"):
+                state = container.attrs.get("State") or {}
+                code = state.get("ExitCode") if isinstance(state.get("ExitCode"), int) else None
+                how = f"exited with code {code}" if code is not None else "exited"
+                if state.get("OOMKilled"):
+                    how += " (killed for running out of memory: raise mem_limit)"
+                if state.get("Error"):
+                    how += f" ({state['Error']})"
+                raise start_failure(
+                    f"{name} {how} after {time.monotonic() - started:.1f} s, before answering "
+                    f"GET {url}.",
+                    _container_logs(container),
+                    code,
+                    "log",
                 )
-            time.sleep(min(delay, max(0.0, deadline - now)))
-            delay = min(delay * 1.5, 0.5)
+            self.host_port = self._published_port(container)
+            if self.host_port is None:
+                return False
+            url = f"http://{url_host(host)}:{self.host_port}{self._health_path}"
+            return probe_health(host, self.host_port, self._health_path)
 
-    def _exited_error(self, container: Any, started: float, url: str) -> ProviderError:
-        state = container.attrs.get("State") or {}
-        code = state.get("ExitCode")
-        exit_code = int(code) if isinstance(code, int) else None
-        how = f"exited with code {exit_code}" if exit_code is not None else "exited"
-        if state.get("OOMKilled"):
-            how += " (killed for running out of memory: raise mem_limit)"
-        if state.get("Error"):
-            how += f" ({state['Error']})"
-        output = _container_logs(container, OUTPUT_TAIL_LINES)
-        return ProviderError(
-            f"container {container.short_id} of image {self._image!r} {how} after "
-            f"{time.monotonic() - started:.1f} s, before answering GET {url}."
-            + output_section(output, "log"),
-            output=output,
-            exit_code=exit_code,
-        )
+        try:
+            with translate_docker(f"starting container {container.short_id}", where):
+                container.start()
+            if not poll_until(ready, started + self._startup_timeout_s):
+                raise start_failure(
+                    f"{name} is still {container.status} after {self._startup_timeout_s:g} s "
+                    f"but never answered GET {url} with 200 (raise startup_timeout_s if it is "
+                    f"just slow; the server must listen on 0.0.0.0:{self._port} inside the "
+                    "container).",
+                    _container_logs(container),
+                    None,
+                    "log",
+                )
+        except BaseException:
+            self._remove_quietly()
+            raise
+        self._base_url = f"http://{url_host(host)}:{self.host_port}"
+        self.ready_after_s = time.monotonic() - started
+        return self._base_url
 
     def _remove_quietly(self) -> None:
         """Remove a container that failed to start; the start error is what matters."""
@@ -520,19 +457,18 @@ class LocalDockerProvider(ProviderContext):
         import docker.errors
 
         with self._lock:
-            container, self._container = self._container, None
-            self._base_url = None
-            self._host_port = None
+            container: Any = self._container  # only a real container can fail to stop
+            self._container = self._base_url = self.host_port = None
             _exit_stop.unregister(self)
-            if container is None:
-                self._release_client()
-                return
             try:
-                with translate_docker(f"stopping container {container.short_id}", engine_address()):
-                    with contextlib.suppress(docker.errors.NotFound):
-                        container.stop(timeout=int(self._stop_timeout_s))
-                    with contextlib.suppress(docker.errors.NotFound):
-                        container.remove(force=True, v=True)
+                if container is not None:
+                    with translate_docker(
+                        f"stopping container {container.short_id}", engine_address()
+                    ):
+                        with contextlib.suppress(docker.errors.NotFound):
+                            container.stop(timeout=int(self._stop_timeout_s))
+                        with contextlib.suppress(docker.errors.NotFound):
+                            container.remove(force=True, v=True)
             except ProviderError as exc:
                 raise ProviderError(
                     f"{exc} (container {container.short_id} may be left behind: "
@@ -540,12 +476,3 @@ class LocalDockerProvider(ProviderContext):
                 ) from exc
             finally:
                 self._release_client()
-
-
-def _container_logs(container: Any, tail: int) -> str:
-    try:
-        data = container.logs(stdout=True, stderr=True, tail=tail)
-    except Exception:  # the logs only decorate an error: never mask it
-        return ""
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data)
-    return "\n".join(text.splitlines()[-tail:])

@@ -1,7 +1,7 @@
 """Server lifecycle: start an environment server, wait until it is healthy, always stop it.
 
-Also the helpers every provider (local process, Docker, Ray) shares: where to connect to a
-server bound to a wildcard, the health probe, the output tail quoted by a start failure.
+Also what every provider (local process, Docker, Ray) shares: argument checks, where to
+connect to a server bound to a wildcard, the health poll and the start-failure error.
 subprocess, socket, signal and tempfile are imported where a server is started or stopped,
 so importing a client does not pay for them.
 """
@@ -14,7 +14,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Protocol, Self, runtime_checkable
 
 from . import _exit_stop
@@ -50,10 +50,7 @@ class Provider(Protocol):
 
 
 class ProviderContext:
-    """``with provider:`` starts the server and always stops it at the block's end.
-
-    Also what every provider shares: ``base_url`` and a repr naming what runs and where.
-    """
+    """``with provider:`` starts the server and always stops it; also ``base_url`` and repr."""
 
     _base_url: str | None = None
 
@@ -89,6 +86,20 @@ def stop_in_background(provider: Provider) -> None:
     threading.Thread(target=provider.stop, name="envgen-provider-stop", daemon=True).start()
 
 
+def check_port(name: str, port: int | None) -> None:
+    """Refuse a port outside 1..65535 (None means "pick one")."""
+    if port is not None and not 0 < port < 65536:
+        raise ValueError(f"{name} must be in 1..65535, got {port}")
+
+
+def check_health_options(health_path: str, startup_timeout_s: float) -> None:
+    """Refuse a health path that is not absolute and a startup timeout that is not positive."""
+    if not health_path.startswith("/"):
+        raise ValueError(f"health_path must start with '/', got {health_path!r}")
+    if startup_timeout_s <= 0:
+        raise ValueError("startup_timeout_s must be positive")
+
+
 def check_server_options(
     command: Sequence[str], health_path: str, startup_timeout_s: float
 ) -> tuple[str, ...]:
@@ -101,20 +112,8 @@ def check_server_options(
     return tuple(command)
 
 
-def check_health_options(health_path: str, startup_timeout_s: float) -> None:
-    """Refuse a health path that is not absolute and a startup timeout that is not positive."""
-    if not health_path.startswith("/"):
-        raise ValueError(f"health_path must start with '/', got {health_path!r}")
-    if startup_timeout_s <= 0:
-        raise ValueError("startup_timeout_s must be positive")
-
-
-def free_loopback_port(host: str = "127.0.0.1") -> int:
-    """A port that was free a moment ago (bind to port 0, read it, release it).
-
-    Another process can take it before the server binds it; ``LocalProcessProvider`` retries
-    with a new port when the server then fails with "address already in use".
-    """
+def free_loopback_port(host: str) -> int:
+    """A port that was free a moment ago (another process may take it before the server)."""
     import socket
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -126,11 +125,7 @@ def free_loopback_port(host: str = "127.0.0.1") -> int:
 
 def connect_host(host: str) -> str:
     """Where to reach a server bound to ``host`` (wildcards become loopback)."""
-    if host in ("", "0.0.0.0"):
-        return "127.0.0.1"
-    if host == "::":
-        return "::1"
-    return host
+    return {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
 
 
 def url_host(host: str) -> str:
@@ -154,11 +149,27 @@ def probe_health(host: str, port: int, path: str) -> bool:
         conn.close()
 
 
-def output_section(output: str, source: str = "output") -> str:
-    """The tail of a server's ``output`` (or a container's ``log``) for a start failure."""
-    if not output.strip():
-        return "\nIt printed nothing."
-    return f"\n--- last {OUTPUT_TAIL_LINES} lines of its {source} ---\n{output}"
+def poll_until(ready: Callable[[], bool], deadline: float) -> bool:
+    """Call ``ready`` with growing pauses until it is true (True) or ``deadline`` passes."""
+    delay = 0.05
+    while not ready():
+        now = time.monotonic()
+        if now >= deadline:
+            return False
+        time.sleep(min(delay, deadline - now))
+        delay = min(delay * 1.5, 0.5)
+    return True
+
+
+def start_failure(
+    message: str, output: str, exit_code: int | None, source: str = "output"
+) -> ProviderError:
+    """The error of a failed start, quoting the tail of the server's output (or log)."""
+    if output.strip():
+        message += f"\n--- last {OUTPUT_TAIL_LINES} lines of its {source} ---\n{output}"
+    else:
+        message += "\nIt printed nothing."
+    return ProviderError(message, output=output, exit_code=exit_code)
 
 
 def _describe_exit(code: int) -> str:
@@ -173,14 +184,6 @@ def _describe_exit(code: int) -> str:
     return f"exited with code {code}"
 
 
-class _AddressInUse(Exception):
-    """The server could not bind its port: try another (only when we picked the port)."""
-
-    def __init__(self, error: ProviderError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
 class LocalProcessProvider(ProviderContext):
     """Runs an environment server as a local subprocess.
 
@@ -189,7 +192,8 @@ class LocalProcessProvider(ProviderContext):
     process's environment. Output goes to a temporary file (a pipe could fill up and stall
     the server); a start failure quotes its last lines. The server runs in its own process
     group so that ``stop()`` also ends its children; live providers are stopped at
-    interpreter exit.
+    interpreter exit. Without a fixed ``port``, a start that fails with "address already in
+    use" (another process took the free port first) is retried on a new port.
     """
 
     MAX_PORT_RETRIES = 3
@@ -207,8 +211,7 @@ class LocalProcessProvider(ProviderContext):
         transport: str = "websocket",
     ) -> None:
         self._command = check_server_options(command, health_path, startup_timeout_s)
-        if port is not None and not 0 < port < 65536:
-            raise ValueError(f"port must be in 1..65535, got {port}")
+        check_port("port", port)
         self._host = host
         self._requested_port = port
         self._health_path = health_path
@@ -222,7 +225,6 @@ class LocalProcessProvider(ProviderContext):
         self._log_path: str | None = None
         self._port: int | None = None
         self._argv: tuple[str, ...] = ()
-        self._base_url: str | None = None
         self.start_attempts = 0
         """How many processes the last ``start()`` launched (more than one after port clashes)."""
 
@@ -268,19 +270,15 @@ class LocalProcessProvider(ProviderContext):
 
     def output_tail(self, lines: int = OUTPUT_TAIL_LINES) -> str:
         """The last ``lines`` lines the server printed (stdout and stderr together)."""
-        path = self._log_path
-        if path is None:
+        if self._log_path is None:
             return ""
         try:
-            with open(path, "rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                size = handle.tell()
-                handle.seek(max(0, size - 64 * 1024))
+            with open(self._log_path, "rb") as handle:
+                handle.seek(max(0, handle.seek(0, os.SEEK_END) - 64 * 1024))
                 data = handle.read()
         except OSError:
             return ""
-        text = data.decode("utf-8", errors="replace")
-        return "\n".join(text.splitlines()[-lines:])
+        return "\n".join(data.decode("utf-8", errors="replace").splitlines()[-lines:])
 
     def start(self) -> str:
         """Launch the server and wait until ``GET health_path`` answers 200.
@@ -295,15 +293,14 @@ class LocalProcessProvider(ProviderContext):
                 self.stop()
             attempts = 1 if self._requested_port is not None else 1 + self.MAX_PORT_RETRIES
             self.start_attempts = 0
-            clash: _AddressInUse | None = None
-            for _ in range(attempts):
+            while True:
                 port = self._requested_port or free_loopback_port(connect_host(self._host))
                 try:
                     return self._start_once(port)
-                except _AddressInUse as exc:
-                    clash = exc
-            assert clash is not None
-            raise clash.error
+                except ProviderError as exc:
+                    clash = exc.exit_code is not None and _ADDRESS_IN_USE.search(exc.output)
+                    if not clash or self.start_attempts >= attempts:
+                        raise
 
     def _start_once(self, port: int) -> str:
         import shlex
@@ -311,14 +308,12 @@ class LocalProcessProvider(ProviderContext):
         import tempfile
 
         self.start_attempts += 1
-        argv = self.format_command(port)
-        self._argv = argv
+        argv = self._argv = self.format_command(port)
         self._port = port
         log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the server
             prefix="envgen-server-", suffix=".log", delete=False
         )
         self._log, self._log_path = log, log.name
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(self._env or {})}
         started = time.monotonic()
         try:
             process = subprocess.Popen(
@@ -326,7 +321,7 @@ class LocalProcessProvider(ProviderContext):
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=env,
+                env={**os.environ, "PYTHONUNBUFFERED": "1", **(self._env or {})},
                 cwd=self._cwd,
                 start_new_session=os.name == "posix",
             )
@@ -335,49 +330,35 @@ class LocalProcessProvider(ProviderContext):
             raise ProviderError(f"cannot run server command `{shlex.join(argv)}`: {exc}") from exc
         self._process = process
         _exit_stop.register(self)
-        self._wait_ready(process, port, argv, started)
-        self._base_url = f"http://{url_host(connect_host(self._host))}:{port}"
-        return self._base_url
-
-    def _wait_ready(
-        self, process: subprocess.Popen[bytes], port: int, argv: tuple[str, ...], started: float
-    ) -> None:
-        import shlex
-
         host = connect_host(self._host)
         url = f"http://{url_host(host)}:{port}{self._health_path}"
-        deadline = started + self._startup_timeout_s
-        delay = 0.05
-        while True:
+
+        def ready() -> bool:
             code = process.poll()
             if code is not None:
-                output = self.output_tail()
-                self.stop()
-                error = ProviderError(
-                    f"server `{shlex.join(argv)}` {_describe_exit(code)} after "
-                    f"{time.monotonic() - started:.1f} s, before answering GET {url}."
-                    + output_section(output),
-                    output=output,
-                    exit_code=code,
+                raise self._failed(
+                    f"{_describe_exit(code)} after {time.monotonic() - started:.1f} s, "
+                    f"before answering GET {url}.",
+                    code,
                 )
-                if self._requested_port is None and _ADDRESS_IN_USE.search(output):
-                    raise _AddressInUse(error)
-                raise error
-            if probe_health(host, port, self._health_path):
-                return
-            now = time.monotonic()
-            if now >= deadline:
-                output = self.output_tail()
-                self.stop()
-                raise ProviderError(
-                    f"server `{shlex.join(argv)}` still running after "
-                    f"{self._startup_timeout_s:g} s but never answered GET {url} with 200 "
-                    "(raise startup_timeout_s if it is just slow)." + output_section(output),
-                    output=output,
-                    exit_code=None,
-                )
-            time.sleep(min(delay, max(0.0, deadline - now)))
-            delay = min(delay * 1.5, 0.5)
+            return probe_health(host, port, self._health_path)
+
+        if not poll_until(ready, started + self._startup_timeout_s):
+            raise self._failed(
+                f"still running after {self._startup_timeout_s:g} s but never answered GET "
+                f"{url} with 200 (raise startup_timeout_s if it is just slow).",
+                None,
+            )
+        self._base_url = f"http://{url_host(host)}:{port}"
+        return self._base_url
+
+    def _failed(self, how: str, exit_code: int | None) -> ProviderError:
+        """Stop the server that failed to start; the error quotes its last output."""
+        import shlex
+
+        output = self.output_tail()
+        self.stop()
+        return start_failure(f"server `{shlex.join(self._argv)}` {how}", output, exit_code)
 
     def _discard_log(self) -> None:
         log, path = self._log, self._log_path
@@ -402,29 +383,20 @@ class LocalProcessProvider(ProviderContext):
                 _exit_stop.unregister(self)
 
 
-def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
-    import signal
-
-    if os.name == "posix":
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-    elif process.poll() is None:
-        with contextlib.suppress(OSError):
-            if sig == getattr(signal, "SIGKILL", None):
-                process.kill()
-            else:
-                process.terminate()
-
-
 def _terminate_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group, wait up to the grace period, then SIGKILL what is left."""
+    """SIGTERM the process group, wait up to the grace period, then SIGKILL what is left.
+
+    Children may outlive the leader (or ignore SIGTERM): the group gets SIGKILL either way.
+    """
     import signal
     import subprocess
 
-    _signal_group(process, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=_TERMINATE_GRACE_S)
-    # Children may outlive the leader (or ignore SIGTERM): the group gets SIGKILL either way.
-    _signal_group(process, getattr(signal, "SIGKILL", signal.SIGTERM))
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=_TERMINATE_GRACE_S)
+    for sig in (signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
+        if os.name == "posix":
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, sig)
+        elif process.poll() is None:
+            with contextlib.suppress(OSError):
+                process.terminate()  # Windows: kill() is terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=_TERMINATE_GRACE_S)
