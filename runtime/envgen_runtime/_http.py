@@ -43,18 +43,16 @@ class HttpTransport(HttpEngine):
             return result
 
     def _run(self, flow: Flow) -> Any:
-        """Perform ``flow``'s actions until it returns."""
+        """Perform ``flow``'s actions until it returns; a failed action's error goes into it."""
         done, item = resume(flow, None, None)
         while not done:
-            done, item = resume(flow, *self._attempt(item))
+            try:
+                result = self._perform(*item)
+            except BaseException as exc:  # the flow closes the connection and re-raises
+                done, item = resume(flow, None, exc)
+            else:
+                done, item = resume(flow, result, None)
         return item
-
-    def _attempt(self, action: tuple[int, Any]) -> tuple[Any, BaseException | None]:
-        """An action's result, or the error the flow must see (it closes and re-raises)."""
-        try:
-            return self._perform(*action), None
-        except BaseException as exc:
-            return None, exc
 
     def _perform(self, kind: int, arg: Any) -> Any:
         sock = self._sock

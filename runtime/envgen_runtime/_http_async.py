@@ -27,8 +27,6 @@ class AsyncHttpTransport(HttpEngine):
     Use it from one event loop.
     """
 
-    _kind = "AsyncHttpTransport"
-
     def _init_io(self) -> None:
         import asyncio
 
@@ -44,18 +42,16 @@ class AsyncHttpTransport(HttpEngine):
             return result
 
     async def _run(self, flow: Flow) -> Any:
-        """Perform ``flow``'s actions until it returns."""
+        """Perform ``flow``'s actions until it returns; a failed action's error goes into it."""
         done, item = resume(flow, None, None)
         while not done:
-            done, item = resume(flow, *(await self._attempt(item)))
+            try:
+                result = await self._perform(*item)
+            except BaseException as exc:  # the flow closes the connection and re-raises
+                done, item = resume(flow, None, exc)
+            else:
+                done, item = resume(flow, result, None)
         return item
-
-    async def _attempt(self, action: tuple[int, Any]) -> tuple[Any, BaseException | None]:
-        """An action's result, or the error the flow must see (it closes and re-raises)."""
-        try:
-            return await self._perform(*action), None
-        except BaseException as exc:
-            return None, exc
 
     async def _perform(self, kind: int, arg: Any) -> Any:
         conn = self._conn

@@ -1,15 +1,11 @@
 """The stateful OpenEnv HTTP protocol without I/O: ``POST /reset``, ``POST /step``, ``GET /state``.
 
 Only openenv-core 0.1.x style servers keep one environment across HTTP requests; current
-OpenEnv servers build a fresh environment per HTTP request, so use the WebSocket transport for
-them (the first step after a reset finds out and raises ProtocolError saying so; a server
-restarted mid-episode raises SessionLostError: see "continuity" below).
-
-``HttpEngine.flow(...)`` is one whole operation written as a generator that yields I/O
-actions (``OPEN``, ``TLS``, ``SEND``, ``RECV``, ``DROPPED``, ``CLOSE``) and receives their
-results, or has their exceptions thrown in. The blocking shell (``_http``) and the asyncio
-shell (``_http_async``) only perform those actions; routes, headers, the bytes on the wire
-(``_http_wire``), keep-alive, deadlines, proxies, error mapping and continuity live here once.
+OpenEnv servers build a fresh one per request (use the WebSocket transport for them): see
+"continuity" below. ``HttpEngine.flow(...)`` is one operation as a generator that yields I/O
+actions and receives their results (or has their exceptions thrown in). The blocking
+(``_http``) and asyncio (``_http_async``) shells only perform those actions; everything
+else lives here once.
 """
 
 from __future__ import annotations
@@ -36,20 +32,6 @@ from ._result import dumps_body, parse_json_object, request_role
 from ._text import BODY_LIMIT, RECEIVED_LIMIT, redact_url, truncate
 from ._transport import Op, is_loopback_url
 
-__all__ = [
-    "CLOSE",
-    "DROPPED",
-    "OPEN",
-    "RECV",
-    "SEND",
-    "STEP_TIMEOUT_HINT",
-    "TLS",
-    "Flow",
-    "HttpEngine",
-    "http_error",
-    "resume",
-]
-
 # I/O actions: (kind, argument). OPEN (host, port, timeout) -> None; TLS (server name,
 # timeout) -> None; SEND (bytes, timeout) -> None; RECV deadline (time.monotonic()) -> bytes,
 # b"" at end of stream, TimeoutError once the deadline has passed; DROPPED None -> whether
@@ -59,7 +41,7 @@ Action = tuple[int, Any]
 Flow = Generator[Action, Any, Any]
 
 _STEP_TIMEOUT_MARGIN_S = 5.0
-STEP_TIMEOUT_HINT = (
+_STEP_TIMEOUT_HINT = (
     "; the server may still complete this step, so the episode's state is now uncertain "
     "(call state() or reset())"
 )
@@ -76,13 +58,11 @@ def resume(flow: Flow, value: Any, error: BaseException | None) -> tuple[bool, A
 def http_error(status: int, text: str, *, op: str, url: str) -> ServerError:
     """ServerError for a non-2xx reply; a pydantic 422 ``detail`` list names the fields."""
     body = truncate(text, BODY_LIMIT)
-    detail: Any = None
     try:
         parsed = json.loads(text)
     except ValueError:
         parsed = None
-    if isinstance(parsed, dict):
-        detail = parsed.get("detail")
+    detail = parsed.get("detail") if isinstance(parsed, dict) else None
     if status == 422:
         issues = issues_from_wire(detail)
         if issues is not None:
@@ -121,15 +101,13 @@ class Route(NamedTuple):
 
 def _env_proxy(base_url: str) -> str | None:
     """The proxy the environment names for ``base_url`` (``no_proxy`` respected), if any."""
-    import urllib.request
+    import urllib.request  # only here: it imports http.client
 
     parts = urlsplit(base_url)
     proxies = urllib.request.getproxies()
     proxy = proxies.get(parts.scheme) or proxies.get("all")
-    if not proxy:
-        return None
     host = parts.hostname or ""
-    if urllib.request.proxy_bypass(f"{host}:{parts.port}" if parts.port else host):
+    if not proxy or urllib.request.proxy_bypass(f"{host}:{parts.port}" if parts.port else host):
         return None
     return proxy
 
@@ -179,8 +157,6 @@ class HttpEngine:
     ``https_proxy``, ``no_proxy``) apply to non-local servers; loopback never uses a proxy.
     """
 
-    _kind = "HttpTransport"
-
     def __init__(
         self,
         base_url: str,
@@ -194,14 +170,13 @@ class HttpEngine:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https"):
             raise ValueError(
-                f"{self._kind} needs an http:// or https:// base URL, got {redact_url(base_url)}"
+                f"{type(self).__name__} needs an http:// or https:// base URL, "
+                f"got {redact_url(base_url)}"
             )
-        if timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
-        if connect_timeout_s is not None and connect_timeout_s <= 0:
-            raise ValueError("connect_timeout_s must be positive")
-        if step_timeout_s is not None and step_timeout_s <= 0:
-            raise ValueError("step_timeout_s must be positive")
+        limits = {"timeout_s": timeout_s, "connect_timeout_s": connect_timeout_s}
+        for name, value in {**limits, "step_timeout_s": step_timeout_s}.items():
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be positive")
         self._base_url = base_url.rstrip("/")
         self._origin_len = len(f"{parts.scheme}://{parts.netloc}")
         self._host_header = parts.netloc.rsplit("@", 1)[-1]
@@ -225,10 +200,10 @@ class HttpEngine:
         self._init_io()
 
     def _init_io(self) -> None:
-        """The shell's own state (its connection and lock), set at the end of ``__init__``."""
+        """The shell's own state (its connection and lock)."""
 
     def __repr__(self) -> str:
-        return f"{self._kind}({redact_url(self._base_url)!r}, timeout_s={self._timeout_s})"
+        return f"{type(self).__name__}({redact_url(self._base_url)!r}, timeout_s={self._timeout_s})"
 
     @property
     def base_url(self) -> str:
@@ -250,8 +225,8 @@ class HttpEngine:
         fixed = {"Host": self._host_header, "Accept-Encoding": "identity"}
         if self._route_to is not None:
             fixed.update(self._route_to.proxy_headers)
-        accept = {"Accept": "application/json"}
-        return merge_headers(fixed, accept, self._headers, self._session_headers)
+        fixed["Accept"] = "application/json"
+        return merge_headers(fixed, self._headers, self._session_headers)
 
     def _read_timeout(self, op: Op) -> float:
         if op == "step" and self._step_timeout_s is not None:
@@ -295,7 +270,7 @@ class HttpEngine:
 
     def _check_open(self, what: str) -> None:
         if self._closed:
-            raise EnvgenRuntimeError(f"{what} failed: this {self._kind} is closed")
+            raise EnvgenRuntimeError(f"{what} failed: this {type(self).__name__} is closed")
 
     def set_session_headers(self, headers: Mapping[str, str] | None) -> None:
         """Later requests also carry ``headers`` (until the next call); see ``reconnect``."""
@@ -345,11 +320,9 @@ class HttpEngine:
             yield from self._open(op, url)
         all_headers = self._request_headers(headers, has_body=data is not None)
         target = url if self._route_to and self._route_to.absolute else url[self._origin_len :]
-        hint = STEP_TIMEOUT_HINT if op == "step" else ""
+        hint = _STEP_TIMEOUT_HINT if op == "step" else ""
         try:
-            with translate(
-                op, url, read_timeout, timeout_hint=hint, connect_timeout_s=self._connect_timeout_s
-            ):
+            with translate(op, url, read_timeout, timeout_hint=hint):
                 yield SEND, (request_bytes(method, target or "/", all_headers, data), read_timeout)
                 reply = yield from self._receive(method, time.monotonic() + read_timeout)
         except GeneratorExit:
@@ -374,9 +347,10 @@ class HttpEngine:
         """A new connection (connect phase: its errors are connect errors)."""
         limit = self._connect_timeout_s
         try:
-            with translate(op, url, self._timeout_s, connect=True, connect_timeout_s=limit):
+            with translate(op, url, limit, connect=True):
                 if self._route_to is None:
-                    self._route_to = route_for(self._base_url, proxies=not self._loopback())
+                    local = is_loopback_url(self._base_url)  # loopback never uses a proxy
+                    self._route_to = route_for(self._base_url, proxies=not local)
                     self._pool_headers = self._base_headers()
                 route = self._route_to
                 self._connected = True
@@ -404,10 +378,6 @@ class HttpEngine:
             reply: Reply | None = parser.feed(data) if data else parser.eof()
             if reply is not None:
                 return reply
-
-    def _loopback(self) -> bool:
-        """Whether proxy settings from the environment must be ignored (local traffic)."""
-        return is_loopback_url(self._base_url)
 
     # ------------------------------------------------------------------ continuity
     # A stateful server holds one environment; a client must notice when that environment
