@@ -1,35 +1,25 @@
 """``from_local_process``, ``from_docker_image``, ``from_hub``: start a server, get a client.
 
 Each launcher is written once, as a *plan*: a function that checks its arguments and builds
-the provider that will run the server (not started yet). Two shells run a plan, and that is
-all that differs between the sync and the asyncio flavour: ``SyncLauncher`` starts the
-server in the calling thread and returns the client; ``AsyncLauncher`` returns an
-``AsyncClientStart`` that starts it in a worker thread when awaited (the event loop keeps
-running; cancelling the start stops the server). Either way the client owns a server it
-started (``close()`` stops it), and a failure while building the client stops it too.
-``ProviderLaunchers`` (mixed into ``EnvClient``) and ``AsyncProviderLaunchers``
-(``AsyncEnvClient``) bind the plans to the classes, so ``EchoEnv.from_docker_image()`` is
-an ``EchoEnv``.
+the (not yet started) provider. Two shells run a plan, and that is all that differs between
+the flavours: ``SyncLauncher`` starts the server in the calling thread; ``AsyncLauncher``
+returns an ``AsyncClientStart`` that starts it in a worker thread when awaited (cancelling
+the start stops the server). The client owns a server it started (``close()`` stops it),
+and a failure while building the client stops it too. ``ProviderLaunchers`` and
+``AsyncProviderLaunchers`` bind the plans to the client classes, so
+``EchoEnv.from_docker_image()`` is an ``EchoEnv``.
 
 Options of the container launchers fall into three groups, kept apart so no name can mean
-two things:
-
-- the provider's own keywords (``port``, ``health_path``, ``startup_timeout_s``, ``host``,
-  ``pull``, ``docker_client``), defaulting to the generated client's ``SPEC``; ``pull``
-  defaults to False for ``from_docker_image`` (a local image) and to True for ``from_hub``
-  (an image from a registry);
-- ``client_options``: the client constructor's keyword options (a ``ClientOptions`` dict:
-  ``transport``, ``request_timeout_s``, ``default_headers``, ``retry``, ...), passed on as
-  they are, so every constructor option is reachable without being repeated here;
-- every other keyword: a run option for docker-py's ``containers.create`` (``environment``,
-  ``volumes``, ``command``, ``mem_limit``, ``nano_cpus``, ``network``, ...).
+two things: the provider's own keywords (``port``, ``health_path``, ``startup_timeout_s``,
+``host``, ``pull``, ``docker_client``), defaulting to the generated client's ``SPEC``;
+``client_options``, the client constructor's keywords passed on as they are (so none is
+repeated here); every other keyword is a run option for docker-py's ``containers.create``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MethodType
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar
@@ -73,9 +63,6 @@ def hub_image(repo_id: str, tag: str = "latest") -> str:
     return f"{HUB_REGISTRY}/{name}:{tag}"
 
 
-# --------------------------------------------------------------------------- plans
-
-
 @dataclass(frozen=True)
 class LaunchPlan:
     """What a launcher decided: the provider to run and the client's keyword options."""
@@ -90,42 +77,6 @@ def _plan(provider: Provider, client_options: Mapping[str, Any] | None) -> Launc
     if clash:
         raise TypeError(f"client_options must not set {sorted(clash)}: the launcher does")
     return LaunchPlan(provider, options)
-
-
-def _hub_hint(image: str) -> str:
-    """For from_hub(pull=False) with the image absent: how to get it without a pull here."""
-    return (
-        f"from_hub pulls from {HUB_REGISTRY} unless pull=False: leave pull at its default "
-        f"(or run `docker pull {image}`) where {HUB_REGISTRY} can be reached, or `docker "
-        "load` a saved copy."
-    )
-
-
-def _docker_provider(
-    cls: Any,
-    image: str,
-    *,
-    port: int | None,
-    health_path: str | None,
-    startup_timeout_s: float | None,
-    missing_image_hint: str | None,
-    options: dict[str, Any],
-) -> Provider:
-    """A LocalDockerProvider for ``image``; None-valued settings come from ``cls.SPEC``."""
-    from ._docker import LocalDockerProvider
-
-    spec = cls._spec()
-    return LocalDockerProvider(
-        image,
-        port=port if port is not None else spec.docker_port,
-        health_path=health_path if health_path is not None else spec.health_path,
-        startup_timeout_s=(
-            startup_timeout_s if startup_timeout_s is not None else spec.startup_timeout_s
-        ),
-        env_name=spec.name,
-        missing_image_hint=missing_image_hint,
-        **options,
-    )
 
 
 def local_process_plan(
@@ -200,22 +151,27 @@ def docker_image_plan(
     client, a running one is only borrowed.
     """
     if provider is None:
-        chosen = image if image is not None else cls._spec().docker_image
+        from ._docker import LocalDockerProvider
+
+        spec = cls._spec()
+        chosen = image if image is not None else spec.docker_image
         if not chosen:
             raise ValueError(
-                f"{cls.__name__}.SPEC has no docker_image for environment "
-                f"{cls._spec().name!r}: pass the image, e.g. "
-                "from_docker_image('my-org/my-env:1.0')"
+                f"{cls.__name__}.SPEC has no docker_image for environment {spec.name!r}: "
+                "pass the image, e.g. from_docker_image('my-org/my-env:1.0')"
             )
-        options = {"host": host, "pull": pull, "docker_client": docker_client, **run_options}
-        built = _docker_provider(
-            cls,
+        built = LocalDockerProvider(
             chosen,
-            port=port,
-            health_path=health_path,
-            startup_timeout_s=startup_timeout_s,
-            missing_image_hint=None,
-            options=options,
+            port=port if port is not None else spec.docker_port,
+            health_path=health_path if health_path is not None else spec.health_path,
+            startup_timeout_s=(
+                startup_timeout_s if startup_timeout_s is not None else spec.startup_timeout_s
+            ),
+            host=host,
+            pull=pull,
+            docker_client=docker_client,
+            env_name=spec.name,
+            **run_options,
         )
         return _plan(built, client_options)
     given = dict(run_options)
@@ -262,47 +218,36 @@ def hub_plan(
     already be present locally). ``from_docker_image`` never pulls unless asked.
     """
     image = hub_image(repo_id, tag)
-    options = {"host": host, "pull": pull, "docker_client": docker_client, **run_options}
-    provider = _docker_provider(
+    return docker_image_plan(
         cls,
         image,
+        client_options=client_options,
         port=port,
         health_path=health_path,
         startup_timeout_s=startup_timeout_s,
-        missing_image_hint=_hub_hint(image),
-        options=options,
+        host=host,
+        pull=pull,
+        docker_client=docker_client,
+        missing_image_hint=(
+            f"from_hub pulls from {HUB_REGISTRY} unless pull=False: leave pull at its default "
+            f"(or run `docker pull {image}`) where {HUB_REGISTRY} can be reached, or `docker "
+            "load` a saved copy."
+        ),
+        **run_options,
     )
-    return _plan(provider, client_options)
-
-
-# --------------------------------------------------------------------------- shells
-
-
-@contextmanager
-def _stopped_on_failure(provider: Provider, stop: Callable[[Provider], None]) -> Iterator[None]:
-    """Stop ``provider`` (the shell's way) when the block fails, cancelled included."""
-    try:
-        yield
-    except BaseException:
-        stop(provider)
-        raise
-
-
-def _owning_client(cls: Callable[..., ClientT], plan: LaunchPlan, started: bool) -> ClientT:
-    """The client around the plan's running provider; one ``started`` by the launch is owned."""
-    client = cls(provider=plan.provider, **plan.client_options)
-    if started:
-        client._owns_provider = True  # type: ignore[attr-defined]  # closing it stops the server
-    return client
 
 
 def _build_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> ClientT:
     """The sync shell: start the server in this thread (unless running), build the client."""
     started = plan.provider.base_url is None
-    with _stopped_on_failure(plan.provider, _stop if started else _keep):
+    try:
         if started:
             plan.provider.start()
         return _owning_client(cls, plan, started)
+    except BaseException:
+        if started:  # a provider passed in running is only borrowed: leave it be
+            plan.provider.stop()
+        raise
 
 
 async def _start_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> ClientT:
@@ -316,18 +261,22 @@ async def _start_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> Client
     from ._provider import stop_in_background
 
     started = plan.provider.base_url is None
-    with _stopped_on_failure(plan.provider, stop_in_background if started else _keep):
+    try:
         if started:
             await asyncio.to_thread(plan.provider.start)
         return _owning_client(cls, plan, started)
+    except BaseException:
+        if started:
+            stop_in_background(plan.provider)
+        raise
 
 
-def _stop(provider: Provider) -> None:
-    provider.stop()
-
-
-def _keep(provider: Provider) -> None:
-    """A provider the caller passed in running is only borrowed: a failure leaves it be."""
+def _owning_client(cls: Callable[..., ClientT], plan: LaunchPlan, started: bool) -> ClientT:
+    """The client around the plan's running provider; one ``started`` by the launch is owned."""
+    client = cls(provider=plan.provider, **plan.client_options)
+    if started:
+        client._owns_provider = True  # type: ignore[attr-defined]  # closing it stops the server
+    return client
 
 
 class AsyncClientStart(Generic[ClientT]):
@@ -415,12 +364,7 @@ class ProviderLaunchers:
 
 
 class AsyncProviderLaunchers:
-    """The asyncio flavour of ``ProviderLaunchers``, for ``AsyncEnvClient`` subclasses.
-
-    Same arguments; the result is an ``AsyncClientStart``: ``await`` it for a client that
-    owns the server, or ``async with`` it to also close it (and so stop the server) at the
-    end.
-    """
+    """The asyncio flavour of ``ProviderLaunchers``, for ``AsyncEnvClient`` subclasses."""
 
     from_local_process = AsyncLauncher(local_process_plan)
     from_docker_image = AsyncLauncher(docker_image_plan)
