@@ -53,6 +53,7 @@ class ProviderContext:
     """``with provider:`` starts the server and always stops it; also ``base_url`` and repr."""
 
     _base_url: str | None = None
+    _command: tuple[str, ...] = ()
 
     @property
     def base_url(self) -> str | None:
@@ -60,8 +61,10 @@ class ProviderContext:
         return self._base_url
 
     def _target(self) -> str:
-        """What runs, for the repr (a command, an image)."""
-        raise NotImplementedError
+        """What runs, for the repr: the server command (Docker names its image instead)."""
+        import shlex
+
+        return repr(shlex.join(self._command))
 
     def __repr__(self) -> str:
         state = f"running at {self._base_url}" if self._base_url else "stopped"
@@ -227,11 +230,6 @@ class LocalProcessProvider(ProviderContext):
         self._argv: tuple[str, ...] = ()
         self.start_attempts = 0
         """How many processes the last ``start()`` launched (more than one after port clashes)."""
-
-    def _target(self) -> str:
-        import shlex
-
-        return repr(shlex.join(self._command))
 
     @property
     def port(self) -> int | None:

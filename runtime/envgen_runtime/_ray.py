@@ -51,10 +51,9 @@ def _init_in_lasting_thread(ray: Any, address: str | None, options: dict[str, An
             ray.init(address=address, **options)
         except BaseException as exc:
             failure.append(exc)
-            done.set()
-            return
         done.set()
-        threading.Event().wait()  # keep Ray's processes' parent thread alive
+        if not failure:
+            threading.Event().wait()  # keep Ray's processes' parent thread alive
 
     threading.Thread(target=init_and_stay, name="envgen-ray-init", daemon=True).start()
     done.wait()
@@ -65,23 +64,10 @@ def _init_in_lasting_thread(ray: Any, address: str | None, options: dict[str, An
 class _ServerHost:
     """The actor's body: a ``LocalProcessProvider`` on the actor's node, under the guard."""
 
-    def __init__(
-        self,
-        command: Sequence[str],
-        health_path: str,
-        startup_timeout_s: float,
-        env: Mapping[str, str] | None,
-        cwd: str | None,
-        transport: str,
-        host: str | None,
-    ) -> None:
+    def __init__(self, command: Sequence[str], host: str | None, options: dict[str, Any]) -> None:
         self._command = tuple(command)
-        self._health_path = health_path
-        self._startup_timeout_s = startup_timeout_s
-        self._env = dict(env) if env is not None else None
-        self._cwd = cwd
-        self._transport = transport
         self._host = host
+        self._options = options
         self._provider: LocalProcessProvider | None = None
 
     def start(self) -> dict[str, Any]:
@@ -91,15 +77,7 @@ class _ServerHost:
         node_address: Any = ray.util.get_node_ip_address
         host = self._host or str(node_address())
         guard = ("{python}", "-m", "envgen_runtime._orphan_guard", str(os.getpid()), "--")
-        provider = LocalProcessProvider(
-            (*guard, *self._command),
-            host=host,
-            health_path=self._health_path,
-            startup_timeout_s=self._startup_timeout_s,
-            env=self._env,
-            cwd=self._cwd,
-            transport=self._transport,
-        )
+        provider = LocalProcessProvider((*guard, *self._command), host=host, **self._options)
         self._provider = provider
         try:
             url = provider.start()
@@ -166,19 +144,25 @@ class RayProvider(ProviderContext):
         init_options: Mapping[str, Any] | None = None,
     ) -> None:
         self._command = check_server_options(command, health_path, startup_timeout_s)
-        self._health_path = health_path
         self._startup_timeout_s = startup_timeout_s
-        self._env = dict(env) if env is not None else None
-        self._cwd = os.fspath(cwd) if cwd is not None else os.getcwd()
-        self._transport = transport
+        self._server_options = {
+            "health_path": health_path,
+            "startup_timeout_s": startup_timeout_s,
+            "env": dict(env) if env is not None else None,
+            "cwd": os.fspath(cwd) if cwd is not None else os.getcwd(),
+            "transport": transport,
+        }
         self._address = address
         self._host = host
-        self._strategy = scheduling_strategy
-        self._placement_group = placement_group
-        self._bundle_index = bundle_index
-        self._num_cpus = num_cpus
-        self._resources = dict(resources) if resources is not None else None
-        self._actor_options = dict(actor_options or {})
+        self._actor_options: dict[str, Any] = {"max_restarts": 0, "max_concurrency": 2}
+        if placement_group is None and scheduling_strategy is not None:
+            self._actor_options["scheduling_strategy"] = scheduling_strategy
+        if num_cpus is not None:
+            self._actor_options["num_cpus"] = num_cpus
+        if resources is not None:
+            self._actor_options["resources"] = dict(resources)
+        self._actor_options.update(actor_options or {})
+        self._placement = (placement_group, bundle_index)
         self._init_options = dict(init_options or {})
         self._lock = threading.RLock()
         self._actor: Any = None
@@ -187,11 +171,6 @@ class RayProvider(ProviderContext):
         """Ray node id of the node the server runs on (None when stopped)."""
         self.actor_pid: int | None = None
         self.server_pid: int | None = None
-
-    def _target(self) -> str:
-        import shlex
-
-        return repr(shlex.join(self._command))
 
     def _ensure_ray(self) -> Any:
         ray = require("ray", "RayProvider")
@@ -205,21 +184,15 @@ class RayProvider(ProviderContext):
         return ray
 
     def _options(self) -> dict[str, Any]:
-        options: dict[str, Any] = {"max_restarts": 0, "max_concurrency": 2}
-        if self._placement_group is not None:
-            from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+        placement_group, bundle_index = self._placement
+        if placement_group is None:
+            return self._actor_options
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-            options["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
-                self._placement_group, placement_group_bundle_index=self._bundle_index
-            )
-        elif self._strategy is not None:
-            options["scheduling_strategy"] = self._strategy
-        if self._num_cpus is not None:
-            options["num_cpus"] = self._num_cpus
-        if self._resources is not None:
-            options["resources"] = self._resources
-        options.update(self._actor_options)
-        return options
+        strategy = PlacementGroupSchedulingStrategy(
+            placement_group, placement_group_bundle_index=bundle_index
+        )
+        return {"scheduling_strategy": strategy, **self._actor_options}
 
     def start(self) -> str:
         """Create the actor, start the server in it, wait until healthy; return its URL."""
@@ -230,15 +203,7 @@ class RayProvider(ProviderContext):
             actor = (
                 _actor_class()
                 .options(**self._options())
-                .remote(
-                    self._command,
-                    self._health_path,
-                    self._startup_timeout_s,
-                    self._env,
-                    self._cwd,
-                    self._transport,
-                    self._host,
-                )
+                .remote(self._command, self._host, self._server_options)
             )
             self._actor = actor
             _exit_stop.register(self)
