@@ -38,19 +38,10 @@ class EnvModel(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
 
-def _wire_key(name: str, info: FieldInfo) -> str:
-    """The key a field is dumped under with ``by_alias=True``."""
-    return info.serialization_alias or info.alias or name
-
-
 def _read_key(name: str, info: FieldInfo) -> str:
     """The key a field is read from when validating a reply."""
     alias = info.validation_alias
     return alias if isinstance(alias, str) else info.alias or name
-
-
-def _defaults_to_none(info: FieldInfo) -> bool:
-    return info.default is None and info.default_factory is None
 
 
 _LEAVES = (str, int, float, bool, type(None))
@@ -61,16 +52,26 @@ _plans: weakref.WeakKeyDictionary[type, tuple[tuple[str, str, bool], ...]] = (
 )
 
 
-def _model_plan(cls: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
-    """``(field name, wire key, defaults to None)`` of each field of a model class, cached."""
+def _plan(cls: Any) -> tuple[tuple[str, str, bool], ...]:
+    """``(field name, wire key, defaults to None)`` per field of a model or dataclass, cached."""
     plan = _plans.get(cls)
     if plan is None:
+        infos: dict[str, FieldInfo] = getattr(cls, "__pydantic_fields__", None) or {}
         plan = tuple(
-            (name, _wire_key(name, info), _defaults_to_none(info))
-            for name, info in cls.model_fields.items()
+            (name, info.serialization_alias or info.alias or name, _defaults_to_none(info))
+            for name, info in infos.items()
         )
+        if not issubclass(cls, BaseModel):  # a stdlib dataclass's fields have no FieldInfo
+            fields = dataclasses.fields(cls)
+            plan += tuple(
+                (f.name, f.name, f.default is None) for f in fields if f.name not in infos
+            )
         _plans[cls] = plan
     return plan
+
+
+def _defaults_to_none(info: FieldInfo) -> bool:
+    return info.default is None and info.default_factory is None
 
 
 def _prune_unset_none(value: Any, dumped: Any) -> None:
@@ -80,44 +81,29 @@ def _prune_unset_none(value: Any, dumped: Any) -> None:
     handled by what they actually hold. A server whose schema says ``"type": "number"`` rejects
     ``null``; not sending the key lets the server apply its own default. Fields with a
     non-None default (a discriminator tag such as ``type: Literal["move"] = "move"``) stay.
+    Dataclasses do not record which fields were set: a None left at a None default is
+    indistinguishable from an explicit None, and sending neither changes nothing.
     """
     if type(dumped) in _LEAVES:
         return  # nothing below a scalar to prune
-    if isinstance(value, BaseModel) and value.__pydantic_root_model__:
+    is_model = isinstance(value, BaseModel)
+    if is_model and value.__pydantic_root_model__:
         # Not ``isinstance(value, RootModel)``: importing RootModel builds its validator and
         # loads pydantic's plugin machinery, a fifth of this package's import time.
         _prune_unset_none(getattr(value, "root", None), dumped)
-    elif isinstance(value, BaseModel):
+    elif is_model or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
         if not isinstance(dumped, dict):
             return
-        fields_set = value.model_fields_set
-        for name, key, none_default in _model_plan(type(value)):
+        fields_set = value.model_fields_set if is_model else ()
+        for name, key, none_default in _plan(type(value)):
             if key not in dumped:
                 continue
             item = dumped[key]
             if item is None:
-                if none_default and name not in fields_set:
+                if none_default and name not in fields_set and getattr(value, name) is None:
                     del dumped[key]
             elif type(item) not in _LEAVES:
                 _prune_unset_none(getattr(value, name, None), item)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        if not isinstance(dumped, dict):
-            return
-        # Dataclasses do not record which fields were set: a None left at a None default is
-        # indistinguishable from an explicit None, and sending neither changes nothing.
-        pyd_fields: dict[str, FieldInfo] | None = getattr(type(value), "__pydantic_fields__", None)
-        for field in dataclasses.fields(value):
-            if pyd_fields is not None and field.name in pyd_fields:
-                info = pyd_fields[field.name]
-                key, none_default = _wire_key(field.name, info), _defaults_to_none(info)
-            else:
-                key, none_default = field.name, field.default is None
-            if key not in dumped:
-                continue
-            if none_default and dumped[key] is None and getattr(value, field.name) is None:
-                del dumped[key]
-            else:
-                _prune_unset_none(getattr(value, field.name, None), dumped[key])
     elif isinstance(value, list | tuple) and isinstance(dumped, list):
         for item, item_dumped in zip(value, dumped, strict=False):
             _prune_unset_none(item, item_dumped)
@@ -195,27 +181,19 @@ class ModelCodec(Generic[T]):
         try:
             dumped = adapter.dump_python(value, mode="json", by_alias=True, warnings=False)
         except (PydanticSerializationError, TypeError, ValueError, AttributeError) as exc:
-            issue = ValidationIssue(loc=(), message=truncate(str(exc), 300), type="serialization")
-            raise EnvValidationError(
-                self._role,
-                [issue],
-                message=f"{self._role} cannot be serialised to JSON: {issue.message}",
-            ) from exc
+            why = truncate(str(exc), 300)
+            text = f"{self._role} cannot be serialised to JSON: {why}"
+            raise self._whole("serialization", why, text) from exc
         _prune_unset_none(value, dumped)
         if not isinstance(dumped, dict):
-            issue = ValidationIssue(loc=(), message="must encode to a JSON object", type="type")
-            raise EnvValidationError(
-                self._role,
-                [issue],
-                message=(f"{self._role} must encode to a JSON object, got {type(dumped).__name__}"),
-            )
+            text = f"{self._role} must encode to a JSON object, got {type(dumped).__name__}"
+            raise self._whole("type", "must encode to a JSON object", text)
         try:
             adapter.validate_json(json.dumps(dumped, allow_nan=False))
         except pydantic.ValidationError as exc:
             raise validation_error(self._role, exc, hint="nothing was sent") from exc
         except ValueError as exc:  # NaN/inf that JSON cannot carry
-            issue = ValidationIssue(loc=(), message=str(exc), type="json_serialization")
-            raise EnvValidationError(self._role, [issue]) from exc
+            raise self._whole("json_serialization", str(exc)) from exc
         return dumped
 
     def decode(self, payload: Any, *, strict: bool = False) -> T:
@@ -242,5 +220,9 @@ class ModelCodec(Generic[T]):
                 hint = "the server sent data the generated model rejects (regenerate the client?)"
             raise validation_error(self._role, exc, hint=hint) from exc
         except (TypeError, ValueError) as exc:  # not JSON at all: only reachable when strict
-            issue = ValidationIssue(loc=(), message=truncate(str(exc), 300), type="json_type")
-            raise EnvValidationError(self._role, [issue]) from exc
+            raise self._whole("json_type", truncate(str(exc), 300)) from exc
+
+    def _whole(self, kind: str, why: str, text: str | None = None) -> EnvValidationError:
+        """A failure of the value as a whole (no field to name), e.g. not JSON at all."""
+        issue = ValidationIssue(loc=(), message=why, type=kind)
+        return EnvValidationError(self._role, [issue], message=text)

@@ -29,11 +29,10 @@ So ``except ServerError`` catches every error the server reported, and
 Low-level exceptions are translated to this tree next to the code that meets them: built-in
 I/O errors in ``_errormap``, websockets' and WebSocket error replies in ``_wsengine``, HTTP
 error replies in ``_http_engine``, docker's in ``_docker``, pydantic's and a server's
-validation errors here (``issues_from_pydantic``, ``issues_from_wire``,
-``validation_error``). Messages never contain header values.
-``EnvConnectionError`` and ``EnvTimeoutError`` say whether they happened while connecting
-(``during_connect``): only then is nothing known to have reached the server, which is what
-makes a retry safe.
+validation errors here (``issues_from_wire``, ``validation_error``). Messages never contain
+header values. ``EnvConnectionError`` and ``EnvTimeoutError`` say whether they happened while
+connecting (``during_connect``): only then is nothing known to have reached the server, which
+is what makes a retry safe.
 """
 
 from __future__ import annotations
@@ -304,29 +303,8 @@ class ServerValidationError(EnvValidationError, ServerError):
 # --------------------------------------------------------------------------- issues
 
 
-def _loc_part(part: Any) -> str | int:
-    return part if isinstance(part, str | int) and not isinstance(part, bool) else str(part)
-
-
-def _input_repr(value: Any) -> str:
-    return truncate(repr(value), 60)
-
-
-def issues_from_pydantic(exc: pydantic.ValidationError) -> list[ValidationIssue]:
-    """One ValidationIssue per pydantic error, keeping loc, message and error type."""
-    return [
-        ValidationIssue(
-            loc=tuple(_loc_part(p) for p in err["loc"]),
-            message=err["msg"],
-            type=err["type"],
-            input_repr=_input_repr(err.get("input")),
-        )
-        for err in exc.errors(include_url=False)
-    ]
-
-
 def issues_from_wire(errors: Any) -> list[ValidationIssue] | None:
-    """Parse a pydantic-style error list sent by a server (422 ``detail``, WS ``errors``).
+    """Parse a pydantic-style error list (pydantic's own, a 422 ``detail``, WS ``errors``).
 
     Returns None when the list is not in that shape, so the caller falls back to a plain
     ServerError instead of inventing field names.
@@ -338,14 +316,15 @@ def issues_from_wire(errors: Any) -> list[ValidationIssue] | None:
         if not isinstance(err, Mapping) or not isinstance(err.get("msg"), str):
             return None
         loc = err.get("loc", [])
-        if not isinstance(loc, list | tuple):
-            loc = [loc]
         issues.append(
             ValidationIssue(
-                loc=tuple(_loc_part(p) for p in loc),
+                loc=tuple(
+                    p if isinstance(p, str | int) and not isinstance(p, bool) else str(p)
+                    for p in (loc if isinstance(loc, list | tuple) else [loc])
+                ),
                 message=err["msg"],
                 type=str(err.get("type", "")),
-                input_repr=_input_repr(err["input"]) if "input" in err else None,
+                input_repr=truncate(repr(err["input"]), 60) if "input" in err else None,
             )
         )
     return issues
@@ -355,5 +334,5 @@ def validation_error(
     role: str, exc: pydantic.ValidationError, *, hint: str = ""
 ) -> EnvValidationError:
     """Client-side validation failure of a generated model, naming every failing field."""
-    issues = issues_from_pydantic(exc)
+    issues = issues_from_wire(exc.errors(include_url=False)) or []
     return EnvValidationError(role, issues, message=_validation_message(role, issues, hint))

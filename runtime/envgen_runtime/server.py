@@ -17,10 +17,11 @@ Two protocols, as env.toml's ``--protocol`` says:
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from pydantic import (
@@ -92,49 +93,12 @@ def _omit_absent(model: BaseModel, data: Any) -> Any:
 
 
 def _published(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema as the env's own says: union tags required, marked fields not nullable."""
-    for node in _nodes(schema):
-        props = node.get("properties")
-        for prop in props.values() if isinstance(props, dict) else []:
-            if isinstance(prop, dict) and prop.pop(OMIT_NONE, None) is True:
-                _drop_null(prop)
-    return _tags_required(schema)
-
-
-def _drop_null(prop: dict[str, Any]) -> None:
-    branches = prop.get("anyOf")
-    if isinstance(branches, list):
-        kept = [b for b in branches if b != {"type": "null"}]
-        if len(kept) == 1 and isinstance(kept[0], dict):
-            del prop["anyOf"]
-            prop.update({k: v for k, v in kept[0].items() if k not in prop})
-        else:
-            prop["anyOf"] = kept
-    if "default" in prop and prop["default"] is None:
-        del prop["default"]
-
-
-def _nodes(schema: Any) -> list[dict[str, Any]]:
-    """Every object in a JSON schema, data keywords skipped."""
-    found: list[dict[str, Any]] = []
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, dict):
-            found.append(node)
-            stack.extend(v for k, v in node.items() if k not in ("const", "default", "enum"))
-    return found
-
-
-def _tags_required(schema: dict[str, Any]) -> dict[str, Any]:
-    """Tags of tagged unions listed as required again, without their default.
+    """The schema as the env's own says: marked fields not nullable, union tags required.
 
     Generated union members default their tag to its constant (`Move(direction=...)` needs
     no `type=`), which makes pydantic leave the tag out of `required`. On the wire the tag is
     required (the union cannot be told apart without it), as the env's schema says, so the
-    published schema says so too.
+    published schema says so too. Data keywords (const, default, enum) are not walked.
     """
     defs = schema.get("$defs", {})
     stack: list[Any] = [schema]
@@ -145,6 +109,10 @@ def _tags_required(schema: dict[str, Any]) -> dict[str, Any]:
             continue
         if not isinstance(node, dict):
             continue
+        props = node.get("properties")
+        for prop in props.values() if isinstance(props, dict) else []:
+            if isinstance(prop, dict) and prop.pop(OMIT_NONE, None) is True:
+                _drop_null(prop)
         stack.extend(v for k, v in node.items() if k not in ("const", "default", "enum"))
         discriminator = node.get("discriminator")
         tag = discriminator.get("propertyName") if isinstance(discriminator, dict) else None
@@ -161,6 +129,19 @@ def _tags_required(schema: dict[str, Any]) -> dict[str, Any]:
                 if tag not in required:
                     required.insert(0, tag)
     return schema
+
+
+def _drop_null(prop: dict[str, Any]) -> None:
+    branches = prop.get("anyOf")
+    if isinstance(branches, list):
+        kept = [b for b in branches if b != {"type": "null"}]
+        if len(kept) == 1 and isinstance(kept[0], dict):
+            del prop["anyOf"]
+            prop.update({k: v for k, v in kept[0].items() if k not in prop})
+        else:
+            prop["anyOf"] = kept
+    if "default" in prop and prop["default"] is None:
+        del prop["default"]
 
 
 class _WireFormat(BaseModel):
@@ -217,28 +198,16 @@ class UnionAction(ServerAction):
         return _published({**head, **schema})
 
 
-_ADAPTERS: dict[type[UnionAction], TypeAdapter[Any]] = {}
-
-
+@functools.cache
 def _adapter(cls: type[UnionAction]) -> TypeAdapter[Any]:
-    adapter = _ADAPTERS.get(cls)
-    if adapter is None:
-        adapter = _ADAPTERS[cls] = TypeAdapter(cls.union)
-    return adapter
+    return TypeAdapter(cls.union)
 
 
-def _metadata(name: str, description: str, version: str) -> Any:
-    return EnvironmentMetadata(name=name, description=description, version=version)
-
-
-def _accepted(method: Any, kwargs: dict[str, Any], skip: frozenset[str] = frozenset()) -> Any:
+def _accepted(method: Any, kwargs: dict[str, Any]) -> Any:
     """The keyword arguments `method` accepts (all of them when it takes **kwargs)."""
     params = inspect.signature(method).parameters
     anything = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    return {k: v for k, v in kwargs.items() if (anything or k in params) and k not in skip}
-
-
-_RESET_OWN = ("seed", "episode_id")
+    return {k: v for k, v in kwargs.items() if anything or k in params}
 
 
 def _with_reset_params(environment_cls: type[Any], reset_cls: type[Any] | None) -> type[Any]:
@@ -300,7 +269,7 @@ def websocket_app(
 ) -> Any:
     """openenv 0.10's app: `/ws` sessions, `/health`, `/schema`, `/metadata`."""
     http_server = require("openenv.core.env_server.http_server", _PURPOSE)
-    info = _metadata(name, description, version)
+    info = EnvironmentMetadata(name=name, description=description, version=version)
 
     class Served(_with_reset_params(environment_cls, reset_cls)):  # type: ignore[misc]
         def get_metadata(self) -> Any:
@@ -343,29 +312,29 @@ def http_app(
     serialization = require("openenv.core.env_server.serialization", _PURPOSE)
     env = _with_reset_params(environment_cls, reset_cls)()
     lock = threading.Lock()  # FastAPI runs plain endpoints in a thread pool
-    info = _metadata(name, description, version)
+    info = EnvironmentMetadata(name=name, description=description, version=version)
     app = FastAPI(title=name, description=description, version=version)
 
-    def failed(exc: Exception) -> Any:
-        return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=500)
-
     def invalid(exc: ValidationError) -> Any:
-        detail = json.loads(exc.json(include_url=False))
-        return JSONResponse({"detail": detail}, status_code=422)
+        return JSONResponse({"detail": json.loads(exc.json(include_url=False))}, status_code=422)
+
+    def run(call: Callable[[], Any]) -> Any:
+        """`call` under the lock: a ValidationError is a 422, the env's own failure a 500."""
+        with lock:
+            try:
+                observation = call()
+            except ValidationError as exc:
+                return invalid(exc)
+            except Exception as exc:
+                return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=500)
+        return serialization.serialize_observation(observation)
 
     body = Body(default_factory=ResetRequest)  # `POST /reset` with no body: defaults
 
     @app.post("/reset")
     def reset(request: ResetRequest = body) -> Any:
         kwargs = request.model_dump(exclude_unset=True)
-        with lock:
-            try:
-                observation = env.reset(**_accepted(env.reset, kwargs))
-            except ValidationError as exc:
-                return invalid(exc)
-            except Exception as exc:  # the env's own failure: a 500 naming it
-                return failed(exc)
-        return serialization.serialize_observation(observation)
+        return run(lambda: env.reset(**_accepted(env.reset, kwargs)))
 
     @app.post("/step")
     def step(request: StepRequest) -> Any:
@@ -374,14 +343,7 @@ def http_app(
         except ValidationError as exc:
             return invalid(exc)
         kwargs = request.model_dump(exclude_unset=True, exclude={"action"})
-        with lock:
-            try:
-                observation = env.step(action, **_accepted(env.step, kwargs, frozenset({"action"})))
-            except ValidationError as exc:
-                return invalid(exc)
-            except Exception as exc:
-                return failed(exc)
-        return serialization.serialize_observation(observation)
+        return run(lambda: env.step(action, **_accepted(env.step, kwargs)))
 
     @app.get("/state")
     def state() -> Any:
@@ -427,16 +389,13 @@ def serve(
     """
     uvicorn = require("uvicorn", _PURPOSE)
     models = (environment_cls, action_cls, observation_cls, state_cls)
-    info: dict[str, Any] = {
-        "name": name,
-        "description": description,
-        "version": version,
-        "reset_cls": reset_cls,
-    }
+    info: dict[str, Any] = dict(name=name, description=description, version=version)
     if protocol == "websocket":
-        app = websocket_app(*models, **info, max_concurrent_envs=max_concurrent_envs)
+        app = websocket_app(
+            *models, **info, max_concurrent_envs=max_concurrent_envs, reset_cls=reset_cls
+        )
     elif protocol == "http":
-        app = http_app(*models, **info)
+        app = http_app(*models, **info, reset_cls=reset_cls)
     else:
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
     uvicorn.run(app, host=host, port=port, log_level="warning")
