@@ -11,23 +11,13 @@ import logging
 import os
 import re
 import secrets
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from typing import Any
-
-__all__ = [
-    "RedactingLogger",
-    "TraceContext",
-    "bearer_headers",
-    "check_headers",
-    "has_header",
-    "merge_headers",
-]
 
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 """An HTTP field name (RFC 9110 token)."""
 
 _TRACEPARENT = re.compile(r"^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
-_REDACTED = "<redacted>"
 
 
 def _value_problem(value: object) -> str | None:
@@ -53,7 +43,6 @@ def check_headers(headers: Mapping[str, str] | None, *, what: str = "headers") -
         return {}
     if not isinstance(headers, Mapping):
         raise TypeError(f"{what} must be a mapping of header names to values")
-    checked: dict[str, str] = {}
     for name, value in headers.items():
         if not isinstance(name, str) or not _TOKEN.match(name):
             shown = repr(name) if isinstance(name, str) and len(name) <= 60 else "a header"
@@ -61,8 +50,7 @@ def check_headers(headers: Mapping[str, str] | None, *, what: str = "headers") -
         problem = _value_problem(value)
         if problem is not None:
             raise ValueError(f"{what}: the value of header {name!r} {problem}")
-        checked[name] = value
-    return checked
+    return dict(headers)
 
 
 def has_header(headers: Mapping[str, str], name: str) -> bool:
@@ -75,9 +63,7 @@ def merge_headers(*layers: Mapping[str, str] | None) -> dict[str, str]:
     """Later layers override earlier ones; names compare case-insensitively."""
     merged: dict[str, str] = {}
     for layer in layers:
-        if not layer:
-            continue
-        for name, value in layer.items():
+        for name, value in (layer or {}).items():
             for existing in [k for k in merged if k.lower() == name.lower()]:
                 del merged[existing]
             merged[name] = value
@@ -90,9 +76,7 @@ def bearer_headers(token_env: str | None) -> dict[str, str]:
     Read when a client is built; an unset or empty variable sends no Authorization header
     (a local server usually needs none). The token is checked like any header value.
     """
-    if not token_env:
-        return {}
-    token = os.environ.get(token_env, "").strip()
+    token = os.environ.get(token_env, "").strip() if token_env else ""
     if not token:
         return {}
     problem = _value_problem(token)
@@ -104,42 +88,31 @@ def bearer_headers(token_env: str | None) -> dict[str, str]:
 class TraceContext:
     """W3C Trace Context (``traceparent``) for a client's requests.
 
-    One trace id for the client's lifetime (taken from ``parent`` when given, so the
+    One ``trace_id`` for the client's lifetime (taken from ``parent`` when given, so the
     client's requests join the caller's trace) and a fresh random span id for every
-    request: ``00-<trace id>-<span id>-<flags>``. Over WebSocket, headers travel only with
-    the handshake, so each session carries one traceparent.
+    request. Over WebSocket, headers travel only with the handshake, so each session
+    carries one traceparent.
     """
 
     def __init__(self, parent: str | None = None) -> None:
         if parent is None:
-            self._trace_id = _nonzero_hex(16)
-            self._flags = "01"
+            self.trace_id, self._flags = _nonzero_hex(16), "01"
             return
         match = _TRACEPARENT.match(parent.strip().lower()) if isinstance(parent, str) else None
-        if (
-            match is None
-            or match.group(1) == "ff"
-            or set(match.group(2)) == {"0"}
-            or set(match.group(3)) == {"0"}
-        ):
+        zero = {"0"}  # an all-zero trace or span id is invalid, as is version ff
+        if match is None or match[1] == "ff" or zero in (set(match[2]), set(match[3])):
             raise ValueError(
                 "trace must be True or a W3C traceparent such as "
                 "'00-<32 hex trace id>-<16 hex span id>-01'"
             )
-        self._trace_id = match.group(2)
-        self._flags = match.group(4)
+        self.trace_id, self._flags = match[2], match[4]
 
     def __repr__(self) -> str:
-        return f"TraceContext(trace_id={self._trace_id!r})"
-
-    @property
-    def trace_id(self) -> str:
-        """The 32 hex digit trace id every request of this client carries."""
-        return self._trace_id
+        return f"TraceContext(trace_id={self.trace_id!r})"
 
     def traceparent(self) -> str:
         """A ``traceparent`` value with a new span id (call once per request)."""
-        return f"00-{self._trace_id}-{_nonzero_hex(8)}-{self._flags}"
+        return f"00-{self.trace_id}-{_nonzero_hex(8)}-{self._flags}"
 
 
 def _nonzero_hex(nbytes: int) -> str:
@@ -161,10 +134,7 @@ class RedactingLogger(logging.LoggerAdapter[logging.Logger]):
 
     def log(self, level: int, msg: Any, *args: Any, **kwargs: Any) -> None:
         if msg in ("> %s: %s", "< %s: %s") and len(args) == 2:
-            args = (args[0], _REDACTED)
+            args = (args[0], "<redacted>")
         elif msg == "> GET %s HTTP/1.1" and len(args) == 1 and "?" in str(args[0]):
             args = (str(args[0]).split("?", 1)[0] + "?...",)  # query values may be secrets
         super().log(level, msg, *args, **kwargs)
-
-    def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, Any]:
-        return msg, kwargs
