@@ -32,7 +32,7 @@ from generator.cache import load as load_cache
 from generator.cache import save as save_cache
 from generator.errors import EnvgenError, InputError
 from generator.loader import EnvInput, Layout, discover_envs
-from generator.parallel import render_all
+from generator.parallel import WarmRenderer
 from generator.render_constants import PACKAGE_INIT, TEMPLATES_DIR
 
 MARKER_FILE = "py.typed"
@@ -90,16 +90,19 @@ def build(layout: Layout, names: list[str] | None = None, *, use_cache: bool = T
     """
     everything = discover_envs(layout)
     wanted = list(dict.fromkeys(names)) if names else everything
-    fingerprint = toolchain_fingerprint(TEMPLATES_DIR)
     previous = load_cache(layout.generated) if use_cache else None
-    reused = [
-        name
-        for name in wanted
-        if previous is not None
-        and name in everything
-        and previous.is_current(layout.root, layout.generated, name, fingerprint)
-    ]
-    rendered = render_all(layout, [name for name in wanted if name not in reused])
+    # With a cache, few envs likely need rendering: a worker warms up meanwhile.
+    with WarmRenderer(layout, warm=previous is not None) as renderer:
+        fingerprint = toolchain_fingerprint(TEMPLATES_DIR)
+        reused = [
+            name
+            for name in wanted
+            if previous is not None
+            and name in everything
+            and previous.is_current(layout.root, layout.generated, name, fingerprint)
+        ]
+        stale = [name for name in wanted if name not in reused]
+        rendered = renderer.render(stale)
     errors = [r.load_error for r in rendered if r.load_error is not None]
     if errors:
         raise errors[0] if len(errors) == 1 else InputErrors(errors)

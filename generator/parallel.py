@@ -6,6 +6,10 @@ forks: the workers inherit a model generator that is already imported and warmed
 than paying for that once each. Results come back in the order asked, errors included, so
 the files written, and the error reported for each file, are those of a serial run.
 Formatting stays one ruff run in the parent (ruff spreads over the cores itself).
+
+When a few envs changed since the last run, most of a run's time is the model generator's
+import and first-call warm-up. `WarmRenderer` forks one worker at the start that warms up
+while this process checks its cache, and renders what the cache could not prove current.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import os
 import signal
 import threading
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from types import TracebackType
 
 from generator.errors import EnvgenError, InputError
 from generator.loader import EnvInput, Layout, load_env
@@ -55,11 +61,26 @@ def _leave_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _forking_allowed() -> bool:
+    """Fork only where it exists and this process runs no other thread (forking one is unsafe)."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
 def _cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def _job_limit(jobs: int | None) -> int:
+    """`jobs`, else $ENVGEN_JOBS, else 0 (one process per core)."""
+    if jobs is not None:
+        return jobs
+    text = os.environ.get(JOBS_VARIABLE, "").strip() or "0"
+    if not text.isdigit():
+        raise EnvgenError(f"${JOBS_VARIABLE} must be a whole number of processes, not {text!r}")
+    return int(text)
 
 
 def worker_count(envs: int, jobs: int | None = None) -> int:
@@ -68,15 +89,10 @@ def worker_count(envs: int, jobs: int | None = None) -> int:
     `jobs` (else $ENVGEN_JOBS, else the core count) caps it. Forking is only safe in a
     process with no other threads, and only where fork exists; otherwise it is 1.
     """
-    if jobs is None:
-        text = os.environ.get(JOBS_VARIABLE, "").strip() or "0"
-        if not text.isdigit():
-            raise EnvgenError(f"${JOBS_VARIABLE} must be a whole number of processes, not {text!r}")
-        jobs = int(text)
-    limit = jobs if jobs > 0 else _cores()
-    if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+    limit = _job_limit(jobs)
+    if not _forking_allowed():
         return 1
-    return max(1, min(limit, envs // ENVS_PER_WORKER))
+    return max(1, min(limit if limit > 0 else _cores(), envs // ENVS_PER_WORKER))
 
 
 def render_all(layout: Layout, names: list[str], jobs: int | None = None) -> list[Rendered]:
@@ -90,3 +106,89 @@ def render_all(layout: Layout, names: list[str], jobs: int | None = None) -> lis
     with multiprocessing.get_context("fork").Pool(workers, initializer=_leave_interrupts) as pool:
         results = pool.starmap(render_one, [(layout, name) for name in rest], chunksize=chunk)
     return [first, *results]
+
+
+def _warm_up() -> None:
+    """Pay, before any env is known, what rendering the first one would cost extra.
+
+    That is the schema checker's imports and meta-schema, the model generator's import and
+    first call, and compiling the templates.
+    """
+    from generator.modelgen import warm_up
+    from generator.render import compile_templates
+    from generator.schema_check import check_meta_schema
+
+    check_meta_schema({"type": "object"}, "warm-up")
+    warm_up()
+    compile_templates()
+
+
+def _serve_warm(layout: Layout, conn: Connection) -> None:
+    """The warm worker: warm up, then render the names it is sent (if any) and send them back."""
+    _leave_interrupts()
+    _warm_up()
+    try:
+        names = conn.recv()
+    except EOFError:  # nothing to render after all
+        return
+    conn.send([render_one(layout, name) for name in names])
+
+
+class WarmRenderer:
+    """Renders envs like `render_all`, with a worker forked (and warming up) on entry.
+
+    `warm` says the run likely renders few envs (a cache from the last run exists): then the
+    worker warms up the model generator while this process checks which envs need rendering.
+    Without it, or when many envs need rendering, this is `render_all`; when none do, the
+    worker cost only its fork. If the warm worker fails in any way, the envs are rendered
+    here, so an error is reported as a serial run reports it.
+    """
+
+    def __init__(self, layout: Layout, *, warm: bool = True, jobs: int | None = None) -> None:
+        self._layout = layout
+        self._warm = warm
+        self._jobs = jobs
+        self._conn: Connection | None = None
+        self._worker: multiprocessing.process.BaseProcess | None = None
+
+    def __enter__(self) -> WarmRenderer:
+        if self._warm and _job_limit(self._jobs) != 1 and _forking_allowed():
+            context = multiprocessing.get_context("fork")
+            ours, theirs = context.Pipe()
+            self._worker = context.Process(target=_serve_warm, args=(self._layout, theirs))
+            self._worker.start()
+            theirs.close()
+            self._conn = ours
+        return self
+
+    def render(self, names: list[str]) -> list[Rendered]:
+        """`render_one` for each of `names`, in order: in the warm worker when it can."""
+        if self._conn is None or not names or worker_count(len(names), self._jobs) > 1:
+            self._stop()  # its warm-up is not needed: free its core for render_all's workers
+            return render_all(self._layout, names, self._jobs) if names else []
+        try:
+            self._conn.send(names)
+            results: list[Rendered] = self._conn.recv()
+        except (EOFError, OSError):  # the worker died: render here instead
+            return [render_one(self._layout, name) for name in names]
+        return results
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._stop()
+
+    def _stop(self) -> None:
+        """End the worker: it is done (or about to be), or still warming up for nothing."""
+        if self._worker is None or self._conn is None:
+            return
+        self._conn.close()
+        self._worker.join(timeout=0.05)
+        if self._worker.is_alive():
+            self._worker.terminate()
+            self._worker.join()
+        self._worker.close()
+        self._worker = self._conn = None

@@ -151,6 +151,13 @@ def _environment(templates_dir: Path) -> jinja2.Environment:
     return env
 
 
+def compile_templates(templates_dir: Path = TEMPLATES_DIR) -> None:
+    """Compile every template now (a warming worker does this before it is needed)."""
+    jinja = _environment(templates_dir)
+    for name in jinja.list_templates():
+        jinja.get_template(name)
+
+
 def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, str]:
     """Every file of `generated/<env>/`, unformatted, keyed by file name."""
     jinja = _environment(templates_dir)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -9,11 +11,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from generator import parallel
 from generator.cli import main
 from generator.errors import EnvgenError, SchemaError
 from generator.loader import Layout
 from generator.output import InputErrors, build
-from generator.parallel import JOBS_VARIABLE, render_all, worker_count
+from generator.parallel import JOBS_VARIABLE, WarmRenderer, render_all, worker_count
 from tests.helpers import REPO, write_env
 
 EXAMPLES = ("coding_env", "echo_env", "grid_env", "quiz_env", "reacher_env")
@@ -111,3 +114,88 @@ def test_a_bad_jobs_variable_is_a_usage_error(
     assert result.exit_code == 2
     assert f"${JOBS_VARIABLE} must be a whole number" in result.output
     assert not (tmp_path / "generated").exists()
+
+
+def _record_pids(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
+    """Make every render note the process it ran in (forked workers inherit the patch)."""
+    original = parallel.render_one
+
+    def noting(layout: Layout, name: str) -> parallel.Rendered:
+        with log.open("a") as out:
+            out.write(f"{os.getpid()}\n")
+        return original(layout, name)
+
+    monkeypatch.setattr(parallel, "render_one", noting)
+
+
+def test_a_warm_worker_renders_the_bytes_of_a_serial_run_in_another_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = _project(tmp_path, extra=0)[:2]
+    layout = Layout.at(tmp_path)
+    serial = render_all(layout, names, 1)
+    log = tmp_path / "pids"
+    _record_pids(monkeypatch, log)
+    with WarmRenderer(layout) as renderer:
+        warm = renderer.render(names)
+    assert [(r.name, r.files) for r in warm] == [(r.name, r.files) for r in serial]
+    pids = set(log.read_text().split())
+    assert len(pids) == 1 and str(os.getpid()) not in pids
+    assert multiprocessing.active_children() == []
+
+
+def test_a_warm_worker_reports_each_error_as_a_serial_run_does(tmp_path: Path) -> None:
+    _project(tmp_path, extra=2)
+    (tmp_path / "schemas/small_1/state.schema.json").write_text('{"type": 5}')
+    layout = Layout.at(tmp_path)
+    with WarmRenderer(layout) as renderer:
+        results = renderer.render(["small_0", "small_1"])
+    assert results[0].files is not None and results[0].load_error is None
+    error = results[1].load_error
+    assert error is not None
+    assert (error.file, error.pointer) == ("schemas/small_1/state.schema.json", "/type")
+
+
+def test_when_the_warm_worker_dies_the_envs_render_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = _project(tmp_path, extra=0)[:1]
+    layout = Layout.at(tmp_path)
+    log = tmp_path / "pids"
+    _record_pids(monkeypatch, log)
+    monkeypatch.setattr(parallel, "_warm_up", lambda: os._exit(3))
+    with WarmRenderer(layout) as renderer:
+        results = renderer.render(names)
+    assert results[0].files is not None
+    assert log.read_text().split() == [str(os.getpid())]
+    assert multiprocessing.active_children() == []
+
+
+def test_a_warm_worker_left_unused_is_stopped_without_waiting_for_its_warm_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _project(tmp_path, extra=0)
+    warming = threading.Event()
+    monkeypatch.setattr(parallel, "_warm_up", warming.wait)  # would never finish alone
+    with WarmRenderer(Layout.at(tmp_path)) as renderer:
+        assert multiprocessing.active_children() != []
+        assert renderer.render([]) == []
+    assert multiprocessing.active_children() == []
+
+
+def test_jobs_one_or_no_warm_flag_forks_no_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = _project(tmp_path, extra=0)[:1]
+    layout = Layout.at(tmp_path)
+    log = tmp_path / "pids"
+    _record_pids(monkeypatch, log)
+    monkeypatch.setenv(JOBS_VARIABLE, "1")
+    with WarmRenderer(layout) as renderer:
+        assert multiprocessing.active_children() == []
+        renderer.render(names)
+    monkeypatch.delenv(JOBS_VARIABLE)
+    with WarmRenderer(layout, warm=False) as renderer:
+        assert multiprocessing.active_children() == []
+        renderer.render(names)
+    assert log.read_text().split() == [str(os.getpid())] * 2
