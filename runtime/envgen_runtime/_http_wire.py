@@ -15,20 +15,16 @@ from dataclasses import dataclass
 
 __all__ = ["HttpProtocolError", "Reply", "ReplyParser", "request_bytes"]
 
-MAX_HEAD_BYTES = 65536
-"""Largest status line plus header block accepted (``http.client`` allows 64 KiB a line)."""
-
-MAX_HEADERS = 100
-"""Most header lines accepted in one reply (as ``http.client``)."""
-
+MAX_HEAD_BYTES = 65536  # status line plus headers (http.client allows 64 KiB a line)
+MAX_HEADERS = 100  # header lines in one reply (as http.client)
 _MAX_CHUNK_LINE = 4096
 
 
 class HttpProtocolError(ConnectionError):
     """A reply that is not HTTP/1.x, or a connection that ended before its reply did.
 
-    A ``ConnectionError``: the connection cannot be used any more, and the runtime's error
-    map turns it into ``EnvConnectionError`` like any other lost connection.
+    A ``ConnectionError``, as the connection cannot be used any more: the runtime maps it
+    to ``EnvConnectionError`` like any other lost connection.
     """
 
 
@@ -93,16 +89,29 @@ class ReplyParser:
         self._method = method
         self._buf = bytearray()
         self._state = _HEAD
-        self._status = 0
         self._headers: dict[str, str] = {}
         self._keep_alive = False
-        self._need = 0
+        self._need = 0  # body bytes still to come in this reply or chunk
         self._body: list[bytes] = []
+        self._status = 0
 
     def feed(self, data: bytes) -> Reply | None:
         """Add received bytes; the reply once it is complete."""
         self._buf += data
-        return self._advance()
+        while self._state != _DONE:
+            state = self._state
+            if state == _HEAD:
+                if not self._head():
+                    return None
+            elif state in (_LENGTH, _CHUNK_DATA):
+                if len(self._buf) < self._need:
+                    return None
+                self._body.append(bytes(self._buf[: self._need]))
+                del self._buf[: self._need]
+                self._state = _DONE if state == _LENGTH else _CHUNK_END
+            elif state == _UNTIL_EOF or not self._chunk_line(state):
+                return None
+        return self._finish()
 
     def eof(self) -> Reply:
         """The peer closed the connection: the reply if that ended it, else the error."""
@@ -115,26 +124,6 @@ class ReplyParser:
             raise HttpProtocolError("the server closed the connection without replying")
         raise HttpProtocolError("the server closed the connection before its reply was complete")
 
-    def _advance(self) -> Reply | None:
-        while True:
-            state = self._state
-            if state == _HEAD:
-                if not self._head():
-                    return None
-            elif state == _LENGTH:
-                if len(self._buf) < self._need:
-                    return None
-                self._take(self._need)
-                return self._finish()
-            elif state == _UNTIL_EOF or not self._chunked():
-                return None
-            if self._state == _DONE:
-                return self._finish()
-
-    def _take(self, size: int) -> None:
-        self._body.append(bytes(self._buf[:size]))
-        del self._buf[:size]
-
     def _finish(self) -> Reply:
         self._state = _DONE
         if self._buf:  # more than one reply: the stream is out of step, never reuse it
@@ -142,34 +131,26 @@ class ReplyParser:
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
         return Reply(self._status, self._headers, body, self._keep_alive)
 
-    def _line(self, limit: int) -> bytes | None:
-        """The next line without its line ending, or None while incomplete."""
-        end = self._buf.find(b"\n")
-        if end < 0:
-            if len(self._buf) > limit:
-                raise HttpProtocolError(f"a line of the reply is longer than {limit} bytes")
-            return None
-        line = bytes(self._buf[:end]).rstrip(b"\r")
-        del self._buf[: end + 1]
-        return line
-
-    # ------------------------------------------------------------------ head
-
     def _head(self) -> bool:
+        """Parse the status line and headers once they are all here; False until then."""
         buf = self._buf
         ends = [i for i in (buf.find(b"\n\r\n"), buf.find(b"\n\n")) if i >= 0]
-        if not ends:
+        if not ends or min(ends) > MAX_HEAD_BYTES:
             if len(buf) > MAX_HEAD_BYTES:
                 raise HttpProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES} bytes")
             return False
         end = min(ends)
-        if end > MAX_HEAD_BYTES:
-            raise HttpProtocolError(f"the reply's headers exceed {MAX_HEAD_BYTES} bytes")
         lines = bytes(buf[:end]).decode("iso-8859-1").split("\n")
         del buf[: end + (3 if buf[end + 1 : end + 2] == b"\r" else 2)]
-        version, status = self._status_line(lines[0].rstrip("\r"))
+        status_line = lines[0].rstrip("\r")
+        version, _, rest = status_line.partition(" ")
+        code = rest[:3]
+        valid = version.startswith("HTTP/1.") and len(code) == 3 and code.isdigit()
+        if not valid or rest[3:4] not in ("", " "):
+            raise HttpProtocolError(f"not an HTTP/1.x status line: {status_line[:100]!r}")
         if len(lines) > MAX_HEADERS + 1:
             raise HttpProtocolError(f"the reply has more than {MAX_HEADERS} headers")
+        status = int(code)
         if 100 <= status < 200:  # interim (100 Continue): the real reply follows
             return True
         self._status = status
@@ -179,58 +160,39 @@ class ReplyParser:
             self._keep_alive = "keep-alive" in tokens
         else:
             self._keep_alive = "close" not in tokens
-        self._body_framing(status, headers)
+        self._framing(status, headers)
         return True
 
-    @staticmethod
-    def _status_line(line: str) -> tuple[str, int]:
-        version, _, rest = line.partition(" ")
-        code = rest[:3]
-        if (
-            not version.startswith("HTTP/1.")
-            or len(code) != 3
-            or not code.isdigit()
-            or rest[3:4] not in ("", " ")
-        ):
-            raise HttpProtocolError(f"not an HTTP/1.x status line: {line[:100]!r}")
-        return version, int(code)
-
-    def _body_framing(self, status: int, headers: dict[str, str]) -> None:
+    def _framing(self, status: int, headers: dict[str, str]) -> None:
+        """How the body ends: at a length, with the last chunk, or when the peer closes."""
         no_body = status in (204, 304) or self._method == "HEAD"
         if no_body or (self._method == "CONNECT" and 200 <= status < 300):
             self._need, self._state = 0, _LENGTH
             return
         coding = headers.get("transfer-encoding")
-        if coding is not None:
-            if coding.rsplit(",", 1)[-1].strip().lower() == "chunked":
-                self._state = _CHUNK_SIZE
-            else:
-                self._state, self._keep_alive = _UNTIL_EOF, False
-            return
         length = headers.get("content-length")
-        if length is None:
+        if coding is not None and coding.rsplit(",", 1)[-1].strip().lower() == "chunked":
+            self._state = _CHUNK_SIZE
+        elif coding is not None or length is None:
             self._state, self._keep_alive = _UNTIL_EOF, False
-            return
-        values = {v.strip() for v in length.split(",")}
-        value = values.pop()
-        if values or not value.isdigit():
-            raise HttpProtocolError(f"invalid Content-Length {length[:100]!r}")
-        self._need, self._state = int(value), _LENGTH
+        else:
+            values = {v.strip() for v in length.split(",")}
+            value = values.pop()
+            if values or not value.isdigit():
+                raise HttpProtocolError(f"invalid Content-Length {length[:100]!r}")
+            self._need, self._state = int(value), _LENGTH
 
-    # ------------------------------------------------------------------ chunked
-
-    def _chunked(self) -> bool:
-        """One step of a chunked body; False while more bytes are needed."""
-        state = self._state
-        if state == _CHUNK_DATA:
-            if len(self._buf) < self._need:
-                return False
-            self._take(self._need)
-            self._state = _CHUNK_END
-            return True
-        line = self._line(_MAX_CHUNK_LINE)
-        if line is None:
+    def _chunk_line(self, state: int) -> bool:
+        """A chunk's size line, the end of its data, or a trailer line; False until whole."""
+        end = self._buf.find(b"\n")
+        if end < 0:
+            if len(self._buf) > _MAX_CHUNK_LINE:
+                raise HttpProtocolError(
+                    f"a line of the reply is longer than {_MAX_CHUNK_LINE} bytes"
+                )
             return False
+        line = bytes(self._buf[:end]).rstrip(b"\r")
+        del self._buf[: end + 1]
         if state == _CHUNK_SIZE:
             size = line.split(b";", 1)[0].strip()
             try:
