@@ -188,6 +188,11 @@ def step_section(data: dict[str, Any]) -> list[str]:
         f"- import of a generated client: {head['import_ms']} ms (target <= "
         f"{targets['import_ms_max']} ms): {_verdict(met['import'])}"
     )
+    if "import_vs_pydantic" in head:  # results from before this figure have none
+        lines.append(
+            f"- the same import over `from pydantic import BaseModel, TypeAdapter` in this run: "
+            f"{head['import_vs_pydantic']}x (the machine's speed factored out)"
+        )
     return lines + _async_targets(head, targets, met)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.bench_step import TARGETS, async_vs_sync
+from benchmarks.bench_step import PYDANTIC_REF, TARGETS, async_vs_sync, headline
 from benchmarks.report import _async_targets
 
 
@@ -54,3 +54,30 @@ def test_report_prints_each_as_a_target_with_its_verdict() -> None:
         "- websocket: async client CPU/step 1.3x the sync client's (target <= 1.2x): **missed**",
     ]
     assert _async_targets({}, TARGETS, {"import": True}) == []  # results from before
+
+
+def test_headline_relates_the_client_import_to_pydantics_own_in_the_same_run() -> None:
+    transports = [
+        {
+            "transport": t,
+            "client": "generated",
+            "cpu_per_step_us": 300.0,
+            "latency_median_us": 400.0,
+            "cpu_vs_raw": 1.0,
+            "cpu_vs_openenv": 0.3,
+        }
+        for t in ("http", "websocket")
+    ]
+    fresh = {
+        "rows": [
+            {"transport": t, "client": "generated", "import_ms": ms, "first_observation_ms": 250.0}
+            for t, ms in (("http", 200.0), ("websocket", 220.0))
+        ],
+        "reference_imports": [
+            {"module": "requests", "import_ms": 10.0},
+            {"module": PYDANTIC_REF, "import_ms": 140.0},
+        ],
+    }
+    head = headline(transports, fresh, ROWS)
+    assert head["import_ms"] == 210.0
+    assert head["import_vs_pydantic"] == 1.5
