@@ -1,28 +1,12 @@
 """``AsyncEnvPool``: many env sessions over a few servers, stepped together, failures per slot.
 
-A pool holds ``size`` slots. Each slot is one session (one asyncio client) on one server;
-a server holds up to ``sessions_per_server`` slots, matching its ``max_concurrent_envs``.
-Servers come from a provider factory (local processes, Docker, Ray: anything that
-satisfies ``Provider``); the client talks to each server directly.
-
-``step(actions)`` sends every slot's request before awaiting any reply (one task per
-slot on one event loop) and returns one ``SlotResult`` per slot. Nothing a single server or
-session does raises out of ``step``: a failure becomes that slot's ``error``.
-What a trainer sees when a server dies:
-
-1. the step that hits it returns, for each slot of that server, ``done=True``,
-   ``observation=None`` and ``error=SlotLostError(server_lost=True)``; every other slot's
-   result is a normal step;
-2. the pool starts a replacement server in the background (a new process, container or
-   actor); until it is up, those slots keep returning ``SlotLostError`` (their action is
-   not applied);
-3. once it is up, the slot's next ``step`` is a fresh ``reset()`` instead (``reset=True``
-   in its result; the action is not applied), and the slot continues from there.
-
-A lost session on a healthy server is the same story without a new server.
-``CAPACITY_REACHED`` at connect time is not a failure: the pool lowers that server's
-capacity to what it holds and moves the slot to another server (starting one if needed).
-``EnvPool`` (``_pool_sync``) is the blocking shell over this class.
+Each slot is one session (one asyncio client) on one server; a server holds up to
+``sessions_per_server`` slots. ``step`` sends every slot's request before awaiting any reply
+and returns one ``SlotResult`` per slot: nothing one server or session does raises out of it.
+A slot whose server died gets ``SlotLostError`` until a replacement started in the background
+is up, then its next step is a fresh ``reset()``; a lost session on a live server is the same
+without a new server. ``CAPACITY_REACHED`` lowers that server's capacity and moves the slot.
+The README's "Many envs" tells the whole story; ``EnvPool`` is the blocking shell.
 """
 
 from __future__ import annotations
@@ -30,9 +14,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Self, TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -48,6 +31,7 @@ from ._exceptions import (
 )
 from ._provider import Provider
 from ._result import StepResult
+from ._spec import EnvSpec
 
 if TYPE_CHECKING:
     import asyncio
@@ -128,33 +112,30 @@ class SlotInfo:
     state: SlotState
 
 
+@dataclass(eq=False)
 class _Server:
-    def __init__(self, serial: int, provider: Provider, capacity: int) -> None:
-        self.serial = serial
-        self.provider = provider
-        self.capacity = capacity
-        self.slots: list[_Slot] = []
-        self.base_url: str | None = None
-        self.lost = False
-
-    @property
-    def node_id(self) -> str | None:
-        node = getattr(self.provider, "node_id", None)
-        return node if isinstance(node, str) else None
+    serial: int
+    provider: Provider
+    capacity: int
+    slots: list[_Slot] = field(default_factory=list)
+    base_url: str | None = None
+    lost: bool = False
 
 
+@dataclass(eq=False)
 class _Slot:
-    def __init__(self, index: int) -> None:
-        self.index = index
-        self.server: _Server | None = None
-        self.client: AsyncEnvClient[Any, Any, Any] | None = None
-        self.needs_reset = False
-        self.done = False
-        self.unplaced: ProviderError | None = None  # the last replacement failed with this
+    index: int
+    server: _Server | None = None
+    client: AsyncEnvClient[Any, Any, Any] | None = None
+    needs_reset: bool = False
+    done: bool = False
+    unplaced: ProviderError | None = None  # the last replacement failed with this
 
 
 @dataclass
 class _Failure:
+    """A slot's connection failed; ``_settle`` decides whether its server or session died."""
+
     slot: _Slot
     server: _Server
     error: EnvgenRuntimeError
@@ -181,38 +162,75 @@ def async_client_class(client: type[Any]) -> type[AsyncEnvClient[Any, Any, Any]]
     raise TypeError(f"client must be an EnvClient or AsyncEnvClient subclass, got {client!r}")
 
 
-async def _healthy(base_url: str, path: str, timeout_s: float) -> bool:
-    """Whether the server answers ``GET path`` with 200 (a dead process refuses at once)."""
-    import asyncio
-
-    parts = urlsplit(base_url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    writer: asyncio.StreamWriter | None = None
-    try:
-        async with asyncio.timeout(timeout_s):
-            reader, writer = await asyncio.open_connection(host, port)
-            writer.write(f"GET {path} HTTP/1.0\r\nHost: {parts.netloc}\r\n\r\n".encode("ascii"))
-            status = await reader.readline()
-        return status.split(b" ")[1:2] == [b"200"]
-    except (OSError, TimeoutError, IndexError):
-        return False
-    finally:
-        if writer is not None:
-            writer.close()
-
-
 async def _close_quietly(client: AsyncEnvClient[Any, Any, Any] | None) -> None:
     import asyncio
 
-    if client is None:
-        return
-    with contextlib.suppress(Exception, TimeoutError):
-        async with asyncio.timeout(_CLOSE_TIMEOUT_S):
-            await client.close()
+    if client is not None:
+        with contextlib.suppress(Exception, TimeoutError):
+            async with asyncio.timeout(_CLOSE_TIMEOUT_S):
+                await client.close()
 
 
 def _is_capacity(exc: BaseException) -> bool:
     return isinstance(exc, ServerError) and exc.code == "CAPACITY_REACHED"
+
+
+def _error_result(slot: _Slot, error: EnvgenRuntimeError, *, done: bool = True) -> SlotResult[Any]:
+    return SlotResult(slot=slot.index, observation=None, reward=None, done=done, error=error)
+
+
+def _info(slot: _Slot) -> SlotInfo:
+    server = slot.server
+    if server is None:
+        return SlotInfo(slot.index, None, None, None, "recovering")
+    state: SlotState = (
+        "recovering" if server.lost else "needs_reset" if slot.needs_reset else "ready"
+    )
+    node = getattr(server.provider, "node_id", None)
+    node_id = node if isinstance(node, str) else None
+    return SlotInfo(slot.index, server.serial, server.base_url, node_id, state)
+
+
+def _seeds(seeds: int | Sequence[int | None] | None, count: int) -> list[int | None]:
+    if seeds is None:
+        return [None] * count
+    if isinstance(seeds, bool):
+        raise TypeError("seeds must be an int, a sequence of seeds, or None")
+    if isinstance(seeds, int):
+        return [seeds + index for index in range(count)]
+    listed = list(seeds)
+    if len(listed) != count:
+        raise ValueError(f"seeds has {len(listed)} entries for {count} slots")
+    return listed
+
+
+def _provider_factory(
+    provider: ProviderKind | ProviderFactory, options: dict[str, Any], spec: EnvSpec, transport: str
+) -> ProviderFactory:
+    if callable(provider):
+        if options:
+            raise TypeError("provider_options apply to 'local', 'docker' or 'ray' only")
+        return provider
+    startup = options.pop("startup_timeout_s", spec.startup_timeout_s)
+    common: dict[str, Any] = {"health_path": spec.health_path, "startup_timeout_s": startup}
+    if provider in ("local", "ray"):
+        from ._provider import LocalProcessProvider
+        from ._ray import RayProvider
+
+        kind: Callable[..., Provider] = LocalProcessProvider if provider == "local" else RayProvider
+        command = options.pop("command", spec.server_command)
+        return lambda: kind(command, transport=transport, **common, **options)
+    if provider == "docker":
+        from ._docker import LocalDockerProvider
+
+        image = options.pop("image", spec.docker_image)
+        if not image:
+            raise ValueError(f"environment {spec.name!r} has no docker image: pass image=")
+        port = options.pop("port", spec.docker_port)
+        return lambda: LocalDockerProvider(
+            image, port=port, env_name=spec.name, **common, **options
+        )
+    raise ValueError(f"provider must be 'local', 'docker', 'ray' or a callable, not {provider!r}")
 
 
 class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
@@ -243,7 +261,6 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         client_options: ClientOptions | None = None,
         health_timeout_s: float = 2.0,
     ) -> None:
-
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"size must be a positive integer, got {size!r}")
         if sessions_per_server < 1:
@@ -262,7 +279,8 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
             raise ValueError(
                 "stateful HTTP servers hold one environment each: sessions_per_server must be 1"
             )
-        self._factory = self._provider_factory(provider, dict(provider_options or {}), transport)
+        options = dict(provider_options or {})
+        self._factory = _provider_factory(provider, options, spec, transport)
         self._health_path = spec.health_path
         self._health_timeout_s = health_timeout_s
         self._size = size
@@ -276,58 +294,6 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         self._closed = False
         self.replacements = 0
         """How many servers the pool started to replace lost ones."""
-
-    # ------------------------------------------------------------------ providers
-
-    def _provider_factory(
-        self, provider: ProviderKind | ProviderFactory, options: dict[str, Any], transport: str
-    ) -> ProviderFactory:
-        spec = self._client_cls._spec()
-        if callable(provider):
-            if options:
-                raise TypeError("provider_options apply to 'local', 'docker' or 'ray' only")
-            return provider
-        startup = options.pop("startup_timeout_s", spec.startup_timeout_s)
-        if provider == "local":
-            from ._provider import LocalProcessProvider
-
-            command = options.pop("command", spec.server_command)
-            return lambda: LocalProcessProvider(
-                command,
-                health_path=spec.health_path,
-                startup_timeout_s=startup,
-                transport=transport,
-                **options,
-            )
-        if provider == "ray":
-            from ._ray import RayProvider
-
-            command = options.pop("command", spec.server_command)
-            return lambda: RayProvider(
-                command,
-                health_path=spec.health_path,
-                startup_timeout_s=startup,
-                transport=transport,
-                **options,
-            )
-        if provider == "docker":
-            from ._docker import LocalDockerProvider
-
-            image = options.pop("image", spec.docker_image)
-            if not image:
-                raise ValueError(f"environment {spec.name!r} has no docker image: pass image=")
-            port = options.pop("port", spec.docker_port)
-            return lambda: LocalDockerProvider(
-                image,
-                port=port,
-                health_path=spec.health_path,
-                startup_timeout_s=startup,
-                env_name=spec.name,
-                **options,
-            )
-        raise ValueError(
-            f"provider must be 'local', 'docker', 'ray' or a callable, not {provider!r}"
-        )
 
     async def _start_server(self) -> _Server:
         import asyncio
@@ -349,8 +315,6 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         server.slots.append(slot)
         slot.client = self._new_client(server)
 
-    # ------------------------------------------------------------------ lifecycle
-
     @property
     def size(self) -> int:
         """The number of slots."""
@@ -359,26 +323,7 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
     @property
     def slots(self) -> tuple[SlotInfo, ...]:
         """Each slot's server and state."""
-        infos = []
-        for slot in self._slots:
-            server = slot.server
-            state: SlotState = (
-                "recovering"
-                if server is None or server.lost
-                else "needs_reset"
-                if slot.needs_reset
-                else "ready"
-            )
-            infos.append(
-                SlotInfo(
-                    slot=slot.index,
-                    server=server.serial if server is not None else None,
-                    base_url=server.base_url if server is not None else None,
-                    node_id=server.node_id if server is not None else None,
-                    state=state,
-                )
-            )
-        return tuple(infos)
+        return tuple(_info(slot) for slot in self._slots)
 
     @property
     def servers(self) -> tuple[Provider, ...]:
@@ -437,27 +382,8 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
     async def __aenter__(self) -> Self:
         return await self.start()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
-
-    # ------------------------------------------------------------------ operations
-
-    def _seeds(self, seeds: int | Sequence[int | None] | None, count: int) -> list[int | None]:
-        if seeds is None:
-            return [None] * count
-        if isinstance(seeds, bool):
-            raise TypeError("seeds must be an int, a sequence of seeds, or None")
-        if isinstance(seeds, int):
-            return [seeds + index for index in range(count)]
-        listed = list(seeds)
-        if len(listed) != count:
-            raise ValueError(f"seeds has {len(listed)} entries for {count} slots")
-        return listed
 
     async def reset(
         self,
@@ -471,107 +397,76 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         ``seeds``: one per slot, or an int ``s`` meaning ``s, s+1, ...``, or None.
         """
         await self.start()
-        chosen = [
-            self._slot(index) for index in (slots if slots is not None else range(self._size))
-        ]
-        seed_list = self._seeds(seeds, len(chosen))
-        return await self._settle(
-            [
-                self._reset_slot(slot, seed, kwargs)
-                for slot, seed in zip(chosen, seed_list, strict=True)
-            ]
-        )
+        chosen = [self._slot(i) for i in (range(self._size) if slots is None else slots)]
+        seeded = zip(chosen, _seeds(seeds, len(chosen)), strict=True)
+        return await self._settle([self._reset_slot(slot, seed, kwargs) for slot, seed in seeded])
 
     async def step(self, actions: Sequence[ActT]) -> list[SlotResult[ObsT]]:
         """Step every slot with its action, all at once; one result per slot, in order."""
         await self.start()
         if len(actions) != self._size:
             raise ValueError(f"step needs {self._size} actions (one per slot), got {len(actions)}")
-        return await self._settle(
-            [
-                self._step_slot(slot, action)
-                for slot, action in zip(self._slots, actions, strict=True)
-            ]
-        )
+        paired = zip(self._slots, actions, strict=True)
+        return await self._settle([self._step_slot(slot, action) for slot, action in paired])
 
     def _slot(self, index: int) -> _Slot:
         if not 0 <= index < self._size:
             raise IndexError(f"slot {index} out of range 0..{self._size - 1}")
         return self._slots[index]
 
-    # ------------------------------------------------------------------ per slot
-
     @staticmethod
     def _result(slot: _Slot, result: StepResult[Any], *, reset: bool) -> SlotResult[ObsT]:
-        slot.done = result.done
+        slot.done = done = result.done
         return SlotResult(
-            slot=slot.index,
-            observation=result.observation,
-            reward=result.reward,
-            done=result.done,
-            extras=result.extra,
-            reset=reset,
+            slot.index, result.observation, result.reward, done, result.extra, reset=reset
         )
 
     def _waiting(self, slot: _Slot) -> SlotResult[ObsT]:
         failed, slot.unplaced = slot.unplaced, None
         if failed is not None:
             return self._unplaced(slot, failed)
-        return SlotResult(
-            slot=slot.index,
-            observation=None,
-            reward=None,
-            done=True,
-            error=SlotLostError(
-                f"slot {slot.index} lost its server; a replacement is starting",
-                slot=slot.index,
-                server_lost=True,
-            ),
-        )
+        message = f"slot {slot.index} lost its server; a replacement is starting"
+        return _error_result(slot, SlotLostError(message, slot=slot.index, server_lost=True))
+
+    def _unplaced(self, slot: _Slot, error: ProviderError) -> SlotResult[ObsT]:
+        """No server could take ``slot`` now: start one in the background, report the error."""
+        slot.needs_reset = slot.done = True
+        self._spawn(self._replace(None, [slot]))
+        return _error_result(slot, error)
 
     async def _reset_slot(
         self, slot: _Slot, seed: int | None, kwargs: Mapping[str, Any]
     ) -> SlotResult[ObsT] | _Failure:
-        for moves in itertools.count():
+        moves = 0
+        while True:
             server, client = slot.server, slot.client
             if server is None or server.lost or client is None:
                 return self._waiting(slot)
             try:
                 result = await client.reset(seed=seed, **kwargs)
             except EnvgenRuntimeError as exc:
-                if _is_capacity(exc) and moves < _MAX_MOVES:
-                    try:
-                        await self._move(slot, server)
-                    except ProviderError as error:
-                        return self._unplaced(slot, error)
-                    continue
-                return self._failure(slot, server, exc)
+                if not _is_capacity(exc) or moves == _MAX_MOVES:
+                    return self._failure(slot, server, exc)
+                moves += 1
+                if (unplaced := await self._move(slot, server)) is not None:
+                    return unplaced
+                continue
             slot.needs_reset = False
             return self._result(slot, result, reset=True)
-        raise AssertionError("unreachable")
-
-    def _unplaced(self, slot: _Slot, error: ProviderError) -> SlotResult[ObsT]:
-        """No server could take ``slot`` now: start one in the background, report the error."""
-        slot.needs_reset = slot.done = True
-        self._spawn(self._replace(None, [slot]))
-        return SlotResult(slot=slot.index, observation=None, reward=None, done=True, error=error)
 
     async def _step_slot(self, slot: _Slot, action: ActT) -> SlotResult[ObsT] | _Failure:
+        if slot.needs_reset or (self._auto_reset and slot.done):
+            return await self._reset_slot(slot, None, {})
         server, client = slot.server, slot.client
         if server is None or server.lost or client is None:
             return self._waiting(slot)
-        if slot.needs_reset or (self._auto_reset and slot.done):
-            return await self._reset_slot(slot, None, {})
         try:
             result = await client.step(action)
         except EnvgenRuntimeError as exc:
-            if _is_capacity(exc):  # a step on a fresh session: the slot needs a reset anyway
-                try:
-                    await self._move(slot, server)
-                except ProviderError as error:
-                    return self._unplaced(slot, error)
-                return await self._reset_slot(slot, None, {})
-            return self._failure(slot, server, exc)
+            if not _is_capacity(exc):
+                return self._failure(slot, server, exc)
+            # A step on a fresh session: the slot needs a reset anyway.
+            return await self._move(slot, server) or await self._reset_slot(slot, None, {})
         return self._result(slot, result, reset=False)
 
     def _failure(
@@ -580,72 +475,83 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         if isinstance(exc, _CONNECTION_ERRORS):
             return _Failure(slot, server, exc)
         # The server answered (an execution or validation error): the session goes on.
-        return SlotResult(slot=slot.index, observation=None, reward=None, done=slot.done, error=exc)
+        return _error_result(slot, exc, done=slot.done)
 
-    async def _move(self, slot: _Slot, full: _Server) -> None:
-        """``full`` said CAPACITY_REACHED: it holds what it has; put ``slot`` elsewhere."""
+    async def _move(self, slot: _Slot, full: _Server) -> SlotResult[ObsT] | None:
+        """``full`` said CAPACITY_REACHED: it holds what it has; put ``slot`` elsewhere.
+
+        Returns the slot's error result when no server can be started for it now.
+        """
         full.slots.remove(slot)
         full.capacity = max(1, len(full.slots))
         await _close_quietly(slot.client)
         slot.client, slot.server = None, None
         target = next((s for s in self._servers if not s.lost and len(s.slots) < s.capacity), None)
         if target is None:
-            target = await self._start_server()
+            try:
+                target = await self._start_server()
+            except ProviderError as error:
+                return self._unplaced(slot, error)
             self._servers.append(target)
         self._attach(slot, target)
+        return None
 
-    # ------------------------------------------------------------------ failures
-
-    async def _settle(self, calls: Sequence[Any]) -> list[SlotResult[ObsT]]:
+    async def _settle(
+        self, calls: Sequence[Coroutine[Any, Any, SlotResult[ObsT] | _Failure]]
+    ) -> list[SlotResult[ObsT]]:
+        """Run ``calls`` together; probe the servers of failed slots to tell which died."""
         import asyncio
 
-        outcomes: list[SlotResult[ObsT] | _Failure] = await asyncio.gather(*calls)
-        failures = [o for o in outcomes if isinstance(o, _Failure)]
-        if not failures:
+        outcomes = await asyncio.gather(*calls)
+        servers = {o.server.serial: o.server for o in outcomes if isinstance(o, _Failure)}
+        if not servers:
             return cast("list[SlotResult[ObsT]]", outcomes)
-        servers = {f.server.serial: f.server for f in failures}
-        alive = await asyncio.gather(*(self._server_alive(server) for server in servers.values()))
+        alive = await asyncio.gather(*(self._alive(server) for server in servers.values()))
         dead = {serial for serial, ok in zip(servers, alive, strict=True) if not ok}
         for serial in dead:
             self._lose_server(servers[serial])
-        results: list[SlotResult[ObsT]] = []
-        for outcome in outcomes:
-            if not isinstance(outcome, _Failure):
-                results.append(outcome)
-                continue
-            server_lost = outcome.server.serial in dead
-            if not server_lost:
-                await self._renew_session(outcome.slot)
-            what = "its server died" if server_lost else "its session ended"
-            results.append(
-                SlotResult(
-                    slot=outcome.slot.index,
-                    observation=None,
-                    reward=None,
-                    done=True,
-                    error=SlotLostError(
-                        f"slot {outcome.slot.index}: {what} ({outcome.error.message}); "
-                        "it continues from a fresh reset",
-                        slot=outcome.slot.index,
-                        server_lost=server_lost,
-                        cause=outcome.error,
-                    ),
-                )
-            )
-        return results
+        return [
+            await self._lost(o, o.server.serial in dead) if isinstance(o, _Failure) else o
+            for o in outcomes
+        ]
 
-    async def _server_alive(self, server: _Server) -> bool:
+    async def _alive(self, server: _Server) -> bool:
+        """Whether ``server`` answers ``GET health_path`` with 200 (a dead process refuses)."""
+        import asyncio
+
         if server.lost or server.base_url is None:
             return False
-        return await _healthy(server.base_url, self._health_path, self._health_timeout_s)
+        parts = urlsplit(server.base_url)
+        request = f"GET {self._health_path} HTTP/1.0\r\nHost: {parts.netloc}\r\n\r\n"
+        writer: asyncio.StreamWriter | None = None
+        try:
+            async with asyncio.timeout(self._health_timeout_s):
+                host, port = parts.hostname or "127.0.0.1", parts.port or 80
+                reader, writer = await asyncio.open_connection(host, port)
+                writer.write(request.encode("ascii"))
+                status = await reader.readline()
+            return status.split(b" ")[1:2] == [b"200"]
+        except (OSError, TimeoutError):
+            return False
+        finally:
+            if writer is not None:
+                writer.close()
 
-    async def _renew_session(self, slot: _Slot) -> None:
-        old, server = slot.client, slot.server
-        slot.needs_reset = True
-        slot.done = True
-        if server is not None and not server.lost:
-            slot.client = self._new_client(server)
-        await _close_quietly(old)
+    async def _lost(self, failure: _Failure, server_lost: bool) -> SlotResult[ObsT]:
+        """The failed slot continues from a reset (on a new session if its server lives)."""
+        slot, server = failure.slot, failure.slot.server
+        slot.needs_reset = slot.done = True
+        if not server_lost and server is not None and not server.lost:
+            old, slot.client = slot.client, self._new_client(server)
+            await _close_quietly(old)
+        what = "its server died" if server_lost else "its session ended"
+        error = SlotLostError(
+            f"slot {slot.index}: {what} ({failure.error.message}); it continues from a fresh reset",
+            slot=slot.index,
+            server_lost=server_lost,
+            cause=failure.error,
+        )
+        return _error_result(slot, error)
 
     def _lose_server(self, server: _Server) -> None:
         """Detach ``server``'s slots and start its replacement in the background."""
@@ -654,17 +560,17 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         server.lost = True
         if server in self._servers:
             self._servers.remove(server)
-        orphans, server.slots = list(server.slots), []
+        orphans, server.slots = server.slots, []
         for slot in orphans:
-            old, slot.client, slot.server = slot.client, None, None
-            slot.needs_reset, slot.done = True, True
-            self._spawn(_close_quietly(old))
+            self._spawn(_close_quietly(slot.client))
+            slot.client, slot.server = None, None
+            slot.needs_reset = slot.done = True
         self._spawn(self._replace(server, orphans))
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         import asyncio
 
-        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
+        task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -674,19 +580,16 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
 
         if lost is not None:
             await asyncio.to_thread(lost.provider.stop)
-        delay = 0.5
-        for attempt in range(1, _REPLACE_ATTEMPTS + 1):
+        for attempt in range(_REPLACE_ATTEMPTS):
             try:
                 server = await self._start_server()
+                break
             except ProviderError as exc:
-                if attempt == _REPLACE_ATTEMPTS:
+                if attempt == _REPLACE_ATTEMPTS - 1:
                     for slot in orphans:
                         slot.unplaced = exc  # reported by the slot's next call, then retried
                     return
-                await asyncio.sleep(delay)
-                delay *= 2
-                continue
-            break
+                await asyncio.sleep(0.5 * 2**attempt)
         if self._closed:
             await asyncio.to_thread(server.provider.stop)
             return
