@@ -253,12 +253,11 @@ def _build_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> ClientT:
 async def _start_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> ClientT:
     """The asyncio shell: the (blocking) start in a worker thread; the loop keeps running.
 
-    On failure or cancellation while the start thread still runs, the stop waits for the
-    provider's lock in another thread, then stops the server.
+    On failure or cancellation the server is stopped in another thread, without blocking
+    the loop.
     """
     import asyncio
-
-    from ._provider import stop_in_background
+    import threading
 
     started = plan.provider.base_url is None
     try:
@@ -266,8 +265,9 @@ async def _start_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> Client
             await asyncio.to_thread(plan.provider.start)
         return _owning_client(cls, plan, started)
     except BaseException:
-        if started:
-            stop_in_background(plan.provider)
+        if started:  # stopped in a thread: the start may still hold the provider's lock
+            stop = plan.provider.stop
+            threading.Thread(target=stop, name="envgen-provider-stop", daemon=True).start()
         raise
 
 

@@ -28,6 +28,7 @@ __all__ = ["LocalProcessProvider", "Provider"]
 OUTPUT_TAIL_LINES = 40
 """How many lines of a server's output (or a container's log) a start failure quotes."""
 _TERMINATE_GRACE_S = 5.0
+_PLACEHOLDER = re.compile(r"\{(python|host|port|transport)\}")
 _ADDRESS_IN_USE = re.compile(r"address already in use|errno 98\b|eaddrinuse|errno 48\b", re.I)
 
 
@@ -82,11 +83,6 @@ class ProviderContext:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-
-
-def stop_in_background(provider: Provider) -> None:
-    """Stop a provider without blocking an event loop (its start may still be running)."""
-    threading.Thread(target=provider.stop, name="envgen-provider-stop", daemon=True).start()
 
 
 def check_port(name: str, port: int | None) -> None:
@@ -225,53 +221,36 @@ class LocalProcessProvider(ProviderContext):
         self._lock = threading.RLock()
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
-        self._log_path: str | None = None
-        self._port: int | None = None
-        self._argv: tuple[str, ...] = ()
+        self.log_path: str | None = None
+        """The temporary file holding the server's output while it runs."""
+        self.port: int | None = None
+        """The port the server was started on, or None."""
+        self.argv: tuple[str, ...] = ()
+        """The command as last launched, placeholders filled in."""
         self.start_attempts = 0
         """How many processes the last ``start()`` launched (more than one after port clashes)."""
-
-    @property
-    def port(self) -> int | None:
-        """The port the server was started on, or None."""
-        return self._port
 
     @property
     def pid(self) -> int | None:
         """Process id of the server (also its process group id), or None."""
         return self._process.pid if self._process is not None else None
 
-    @property
-    def argv(self) -> tuple[str, ...]:
-        """The command as last launched, placeholders filled in."""
-        return self._argv
-
-    @property
-    def log_path(self) -> str | None:
-        """The temporary file holding the server's output while it runs."""
-        return self._log_path
-
     def format_command(self, port: int) -> tuple[str, ...]:
         """The argv with placeholders filled in for ``port``."""
         values = {
-            "{python}": sys.executable,
-            "{host}": self._host,
-            "{port}": str(port),
-            "{transport}": self._transport,
+            "python": sys.executable,
+            "host": self._host,
+            "port": str(port),
+            "transport": self._transport,
         }
-        argv = []
-        for arg in self._command:
-            for placeholder, value in values.items():
-                arg = arg.replace(placeholder, value)
-            argv.append(arg)
-        return tuple(argv)
+        return tuple(_PLACEHOLDER.sub(lambda m: values[m[1]], arg) for arg in self._command)
 
     def output_tail(self, lines: int = OUTPUT_TAIL_LINES) -> str:
         """The last ``lines`` lines the server printed (stdout and stderr together)."""
-        if self._log_path is None:
+        if self.log_path is None:
             return ""
         try:
-            with open(self._log_path, "rb") as handle:
+            with open(self.log_path, "rb") as handle:
                 handle.seek(max(0, handle.seek(0, os.SEEK_END) - 64 * 1024))
                 data = handle.read()
         except OSError:
@@ -306,12 +285,12 @@ class LocalProcessProvider(ProviderContext):
         import tempfile
 
         self.start_attempts += 1
-        argv = self._argv = self.format_command(port)
-        self._port = port
+        argv = self.argv = self.format_command(port)
+        self.port = port
         log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the server
             prefix="envgen-server-", suffix=".log", delete=False
         )
-        self._log, self._log_path = log, log.name
+        self._log, self.log_path = log, log.name
         started = time.monotonic()
         try:
             process = subprocess.Popen(
@@ -356,11 +335,11 @@ class LocalProcessProvider(ProviderContext):
 
         output = self.output_tail()
         self.stop()
-        return start_failure(f"server `{shlex.join(self._argv)}` {how}", output, exit_code)
+        return start_failure(f"server `{shlex.join(self.argv)}` {how}", output, exit_code)
 
     def _discard_log(self) -> None:
-        log, path = self._log, self._log_path
-        self._log = self._log_path = None
+        log, path = self._log, self.log_path
+        self._log = self.log_path = None
         if log is not None:
             with contextlib.suppress(OSError):
                 log.close()
