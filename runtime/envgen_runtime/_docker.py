@@ -264,11 +264,13 @@ class LocalDockerProvider(ProviderContext):
         self._stop_timeout_s = stop_timeout_s
         self._given_client = docker_client
         self._missing_hint = missing_image_hint
-        self._run_options = dict(run_options)
+        self.run_options: Mapping[str, Any] = MappingProxyType(dict(run_options))
+        """The options passed through to ``containers.create`` (read-only view)."""
         self._lock = threading.RLock()
         self._client: Any | None = None
         self._container: Any | None = None
-        self._labels: dict[str, str] = {}
+        self.labels: Mapping[str, str] = MappingProxyType({})
+        """The labels put on the last container started."""
         self.host_port: int | None = None
         """The host port the engine published the server on, or None."""
         self.ready_after_s: float | None = None
@@ -282,16 +284,6 @@ class LocalDockerProvider(ProviderContext):
         """The running container's id, or None."""
         container = self._container
         return str(container.id) if container is not None else None
-
-    @property
-    def labels(self) -> Mapping[str, str]:
-        """The labels put on the last container started."""
-        return MappingProxyType(self._labels)
-
-    @property
-    def run_options(self) -> Mapping[str, Any]:
-        """The options passed through to ``containers.create`` (read-only view)."""
-        return MappingProxyType(self._run_options)
 
     def logs(self, tail: int = OUTPUT_TAIL_LINES) -> str:
         """The last ``tail`` lines the container printed (stdout and stderr), or ``""``."""
@@ -355,12 +347,12 @@ class LocalDockerProvider(ProviderContext):
             ) from exc
 
     def _create_options(self) -> dict[str, Any]:
-        options = dict(self._run_options)
+        options = dict(self.run_options)
         user_labels = options.pop("labels", None) or {}
         if not isinstance(user_labels, Mapping):
             user_labels = dict.fromkeys(user_labels, "")
-        self._labels = {**user_labels, **owner_labels(self._env_name)}
-        options["labels"] = self._labels
+        options["labels"] = {**user_labels, **owner_labels(self._env_name)}
+        self.labels = MappingProxyType(options["labels"])
         if options.get("network_mode") != "host":
             ports = dict(options.pop("ports", None) or {})
             ports[f"{self._port}/tcp"] = (self._host, self._requested_host_port)
@@ -368,7 +360,7 @@ class LocalDockerProvider(ProviderContext):
         return options
 
     def _published_port(self, container: Any) -> int | None:
-        if self._run_options.get("network_mode") == "host":
+        if self.run_options.get("network_mode") == "host":
             return self._port
         ports = (container.attrs.get("NetworkSettings") or {}).get("Ports") or {}
         for binding in ports.get(f"{self._port}/tcp") or []:

@@ -10,14 +10,12 @@ import atexit
 import contextlib
 import os
 import threading
-from typing import Protocol
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._provider import Provider as _Stoppable
 
 __all__ = ["register", "unregister"]
-
-
-class _Stoppable(Protocol):
-    def stop(self) -> None: ...
-
 
 _live: set[_Stoppable] = set()
 _lock = threading.Lock()

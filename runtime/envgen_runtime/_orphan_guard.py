@@ -30,14 +30,8 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass  # exists, owned by another user
     return True
-
-
-def _end_group() -> None:
-    # The provider started the guard as a session (and group) leader: the group is exactly
-    # this guard and the server with its children.
-    os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
 def _die_with_parent() -> None:
@@ -62,7 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if code is not None:
             return code if code >= 0 else 128 - code
         if not _alive(owner):
-            _end_group()
+            # The provider started the guard as a session (and group) leader: the group is
+            # exactly this guard and the server with its children.
+            os.killpg(os.getpgrp(), signal.SIGKILL)
         time.sleep(POLL_S)
 
 

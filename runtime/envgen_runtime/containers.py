@@ -76,13 +76,11 @@ def owner_state(labels: Mapping[str, str]) -> OwnerState:
         return "gone"
     except PermissionError:
         pass  # exists, owned by another user
-    started = labels.get(LABEL_PID_START)
-    current = process_start_time(pid)
+    started, current = labels.get(LABEL_PID_START), process_start_time(pid)
     if started is not None and current is not None and started != current:
         return "gone"  # the pid was reused by a newer process
-    if proc_stat_fields(pid)[:1] == ["Z"]:
-        return "gone"  # a zombie: exited, not yet reaped
-    return "running"
+    zombie = proc_stat_fields(pid)[:1] == ["Z"]  # exited, not yet reaped
+    return "gone" if zombie else "running"
 
 
 @dataclass(frozen=True)
@@ -129,21 +127,16 @@ def list_containers(
     label = f"{LABEL_SESSION}={session}" if session else LABEL_SESSION
     with translate_docker("listing envgen containers", engine_address()):
         containers = engine.containers.list(all=True, filters={"label": label}, ignore_removed=True)
-        records = []
-        for container in containers:
-            attrs = container.attrs or {}
-            config = attrs.get("Config") or {}
-            state = attrs.get("State")
-            status = state.get("Status") if isinstance(state, dict) else attrs.get("State", "")
-            records.append(
-                ContainerRecord(
-                    id=str(container.id),
-                    name=str(attrs.get("Name") or (attrs.get("Names") or [""])[0]).lstrip("/"),
-                    image=str(config.get("Image") or attrs.get("Image") or ""),
-                    status=str(status or ""),
-                    labels=MappingProxyType(dict(container.labels or {})),
-                )
-            )
+    records = [
+        ContainerRecord(  # from the inspect data: list(sparse=False) reloads each container
+            id=str(container.id),
+            name=str(container.attrs.get("Name") or "").lstrip("/"),
+            image=str((container.attrs.get("Config") or {}).get("Image") or ""),
+            status=str((container.attrs.get("State") or {}).get("Status") or ""),
+            labels=MappingProxyType(dict(container.labels or {})),
+        )
+        for container in containers
+    ]
     if client is None:
         engine.close()
     return records
