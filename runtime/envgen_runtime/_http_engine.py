@@ -185,6 +185,9 @@ class HttpEngine:
         self._headers = check_headers(headers, what="headers")
         self._session_headers: dict[str, str] = {}
         self._step_timeout_s = step_timeout_s
+        self._step_read_timeout_s = timeout_s
+        if step_timeout_s is not None:  # the server's own limit, plus a margin for the reply
+            self._step_read_timeout_s = max(timeout_s, step_timeout_s + _STEP_TIMEOUT_MARGIN_S)
         self._trace = trace
         self._closed = False
         self._route_to: Route | None = None
@@ -227,11 +230,6 @@ class HttpEngine:
             fixed.update(self._route_to.proxy_headers)
         fixed["Accept"] = "application/json"
         return merge_headers(fixed, self._headers, self._session_headers)
-
-    def _read_timeout(self, op: Op) -> float:
-        if op == "step" and self._step_timeout_s is not None:
-            return max(self._timeout_s, self._step_timeout_s + _STEP_TIMEOUT_MARGIN_S)
-        return self._timeout_s
 
     def _route(self, op: Op, body: Mapping[str, Any]) -> tuple[str, str, bytes | None]:
         """Method, URL and encoded body of ``op``; a step gets a fresh ``request_id``."""
@@ -294,12 +292,16 @@ class HttpEngine:
         self._check_open(op)
         self._check_continuity(op)
         reply, new_connection = yield from self._exchange(op, body, headers)
-        if self._counted(op, new_connection=new_connection):
-            try:
-                state: dict[str, Any] | None = (yield from self._exchange("state", {}, headers))[0]
-            except (ServerError, ProtocolError):  # no usable /state: cannot tell
-                state = None
-            self._verify(op, state)
+        if op == "reset":
+            self._episode_steps, self._lost = 0, None
+        elif op == "step" and self._episode_steps is not None:
+            self._episode_steps += 1
+            if new_connection or not self._stateful:
+                try:
+                    state: dict[str, Any] = (yield from self._exchange("state", {}, headers))[0]
+                except (ServerError, ProtocolError):  # no usable /state: cannot tell
+                    state = {}
+                self._verify(op, state, self._episode_steps)
         return reply
 
     def close_flow(self) -> Flow:
@@ -311,7 +313,7 @@ class HttpEngine:
     def _exchange(self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None) -> Flow:
         """One request and its reply object; and whether it needed a new connection."""
         method, url, data = self._route(op, body)
-        read_timeout = self._read_timeout(op)
+        read_timeout = self._step_read_timeout_s if op == "step" else self._timeout_s
         if self._connected and (yield DROPPED, None):
             # Closed while idle (a restart, or an idle timeout); not after "Connection: close".
             self._suspect = True
@@ -380,16 +382,12 @@ class HttpEngine:
                 return reply
 
     # ------------------------------------------------------------------ continuity
-    # A stateful server holds one environment; a client must notice when that environment
-    # is not the one its episode ran on, without a request per step on the happy path:
-    # - a server whose HTTP endpoints are stateless (current OpenEnv builds a fresh
-    #   environment per request) is found on the first step after a reset: one GET /state,
-    #   once per transport, must report step_count >= 1;
-    # - a server restarted mid-episode is found when a step had to replace a connection
-    #   that was lost (a restart drops every connection; one the server announced it would
-    #   close does not count): GET /state then, and a step_count below the steps this
-    #   episode took means a fresh environment. A server without a usable GET /state, or
-    #   whose state has no integer step_count, is not checked.
+    # A client must notice when the server's one environment is not its episode's, without
+    # a request per step on the happy path: GET /state after a step until the server has
+    # shown that it keeps state (step_count 0: stateless, as current OpenEnv's HTTP
+    # endpoints), and after a step that replaced a lost connection (a restart drops every
+    # connection; a step_count below this episode's steps: a fresh environment). No usable
+    # /state or no integer step_count: not checked.
 
     def _check_continuity(self, op: Op) -> None:
         """Refuse early: a stateless server for everything, a lost episode but for reset."""
@@ -403,28 +401,12 @@ class HttpEngine:
                 url=self._base_url,
             )
 
-    def _counted(self, op: Op, *, new_connection: bool) -> bool:
-        """Book a successful ``op``; True when a step must be checked with GET /state."""
-        if op == "reset":
-            self._episode_steps = 0
-            self._lost = None
-            return False
-        if op != "step" or self._episode_steps is None:
-            return False
-        self._episode_steps += 1
-        return new_connection or not self._stateful
-
-    def _verify(self, op: Op, state: Mapping[str, Any] | None) -> None:
-        """Compare the server's step count with this episode's (see the comment above).
-
-        ``state`` is None when the server has no usable ``GET /state``: nothing to compare.
-        """
-        count = state.get("step_count") if state is not None else None
-        steps = self._episode_steps
-        if steps is None or isinstance(count, bool) or not isinstance(count, int):
+    def _verify(self, op: Op, state: Mapping[str, Any], steps: int) -> None:
+        """Compare the server's step count with this episode's ``steps`` (see above)."""
+        count = state.get("step_count")
+        if isinstance(count, bool) or not isinstance(count, int):
             self._stateful = True  # nothing to compare: assume the documented protocol
             return
-        assert state is not None
         received = truncate(json.dumps(dict(state), default=str), RECEIVED_LIMIT)
         if count == 0 and not self._stateful:
             self._stateless = (
