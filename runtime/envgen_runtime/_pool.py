@@ -16,7 +16,7 @@ import itertools
 import math
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Self, TypedDict, TypeVar, cast
 from urllib.parse import urlsplit
 
 from ._base import ClientOptions
@@ -53,6 +53,20 @@ ProviderFactory = Callable[[], Provider]
 """Makes a new provider (not started) each time the pool needs a server."""
 
 ProviderKind = Literal["local", "docker", "ray"]
+
+
+class PoolOptions(TypedDict, total=False):
+    """``AsyncEnvPool``'s keyword arguments, which ``EnvPool`` forwards as they are."""
+
+    client: type[Any] | None
+    provider: ProviderKind | ProviderFactory
+    provider_options: Mapping[str, Any] | None
+    sessions_per_server: int
+    auto_reset: bool
+    client_options: ClientOptions | None
+    health_timeout_s: float
+
+
 SlotState = Literal["ready", "needs_reset", "recovering"]
 
 _CLOSE_TIMEOUT_S = 2.0

@@ -8,16 +8,11 @@ no second implementation to keep in step.
 from __future__ import annotations
 
 import threading
-from collections.abc import Coroutine, Mapping, Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
+from collections.abc import Coroutine, Sequence
+from typing import Any, ClassVar, Generic, Self, TypeVar, Unpack
 
-from ._base import ClientOptions
-from ._pool import AsyncEnvPool, ProviderFactory, ProviderKind, SlotInfo, SlotResult
+from ._pool import AsyncEnvPool, PoolOptions, SlotInfo, SlotResult
 from ._provider import Provider
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["EnvPool"]
 
@@ -25,35 +20,6 @@ ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
 T = TypeVar("T")
-
-
-class _LoopThread:
-    """An event loop running in a daemon thread until ``stop()``."""
-
-    def __init__(self) -> None:
-        import asyncio
-
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name="envgen-pool-loop", daemon=True
-        )
-        self._thread.start()
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        import asyncio
-
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
-
-    @property
-    def closed(self) -> bool:
-        return self._loop.is_closed()
-
-    def stop(self) -> None:
-        if self._loop.is_closed():
-            return
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
 
 
 class EnvPool(Generic[ActT, ObsT, StateT]):
@@ -66,29 +32,22 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
 
     CLIENT: ClassVar[type[Any] | None] = None
 
-    def __init__(
-        self,
-        size: int,
-        *,
-        client: type[Any] | None = None,
-        provider: ProviderKind | ProviderFactory = "local",
-        provider_options: Mapping[str, Any] | None = None,
-        sessions_per_server: int = 1,
-        auto_reset: bool = False,
-        client_options: ClientOptions | None = None,
-        health_timeout_s: float = 2.0,
-    ) -> None:
-        self._pool: AsyncEnvPool[ActT, ObsT, StateT] = AsyncEnvPool(
-            size,
-            client=client if client is not None else type(self).CLIENT,
-            provider=provider,
-            provider_options=provider_options,
-            sessions_per_server=sessions_per_server,
-            auto_reset=auto_reset,
-            client_options=client_options,
-            health_timeout_s=health_timeout_s,
+    def __init__(self, size: int, **options: Unpack[PoolOptions]) -> None:
+        import asyncio
+
+        if options.get("client") is None:
+            options["client"] = type(self).CLIENT
+        self._pool: AsyncEnvPool[ActT, ObsT, StateT] = AsyncEnvPool(size, **options)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="envgen-pool-loop", daemon=True
         )
-        self._loop = _LoopThread()
+        self._thread.start()
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        import asyncio
+
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     @property
     def size(self) -> int:
@@ -112,7 +71,7 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
 
     def start(self) -> Self:
         """Start the servers (all at once) and attach every slot; idempotent."""
-        self._loop.run(self._pool.start())
+        self._run(self._pool.start())
         return self
 
     def reset(
@@ -123,24 +82,26 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         **kwargs: Any,
     ) -> list[SlotResult[ObsT]]:
         """Start new episodes (see ``AsyncEnvPool.reset``)."""
-        return self._loop.run(self._pool.reset(seeds, slots=slots, **kwargs))
+        return self._run(self._pool.reset(seeds, slots=slots, **kwargs))
 
     def step(self, actions: Sequence[ActT]) -> list[SlotResult[ObsT]]:
         """Step every slot at once (see ``AsyncEnvPool.step``)."""
-        return self._loop.run(self._pool.step(actions))
+        return self._run(self._pool.step(actions))
 
     def wait_ready(self, timeout_s: float | None = None) -> None:
         """Wait until every server replacement under way has finished."""
-        self._loop.run(self._pool.wait_ready(timeout_s))
+        self._run(self._pool.wait_ready(timeout_s))
 
     def close(self) -> None:
         """End every session, stop every server and the loop thread; idempotent."""
-        if self._loop.closed:
+        if self._loop.is_closed():
             return
         try:
-            self._loop.run(self._pool.close())
+            self._run(self._pool.close())
         finally:
-            self._loop.stop()
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+            self._loop.close()
 
     def __enter__(self) -> Self:
         try:
@@ -149,10 +110,5 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
             self.close()
             raise
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
