@@ -118,12 +118,12 @@ def map_docker_exception(
 
 
 @contextlib.contextmanager
-def translate_docker(action: str, engine: str) -> Iterator[None]:
+def translate_docker(action: str) -> Iterator[None]:
     """Re-raise docker SDK (and underlying I/O) exceptions from the block as ProviderError."""
     try:
         yield
     except Exception as exc:
-        mapped = map_docker_exception(exc, action=action, engine=engine)
+        mapped = map_docker_exception(exc, action=action, engine=engine_address())
         if mapped is None or mapped is exc:
             raise
         raise mapped from exc
@@ -137,7 +137,7 @@ def engine_address() -> str:
 def docker_client(timeout_s: float = 60.0) -> Any:
     """A docker-py client for the engine named by the environment, or ProviderError."""
     docker = require("docker", "running environment servers in Docker")
-    with translate_docker("connecting to the Docker engine", engine_address()):
+    with translate_docker("connecting to the Docker engine"):
         return docker.from_env(timeout=int(max(1, timeout_s)))
 
 
@@ -179,7 +179,7 @@ def remove_container(client: Any, container_id: str) -> bool:
     """Force-remove a container and its anonymous volumes; False when it was already gone."""
     import docker.errors
 
-    with translate_docker(f"removing container {container_id[:12]}", engine_address()):
+    with translate_docker(f"removing container {container_id[:12]}"):
         try:
             client.api.remove_container(container_id, force=True, v=True)
         except docker.errors.NotFound:
@@ -319,8 +319,7 @@ class LocalDockerProvider(ProviderContext):
     def _ensure_image(self, client: Any) -> None:
         import docker.errors
 
-        where = engine_address()
-        lookup = translate_docker(f"looking up image {self.image!r}", where)
+        lookup = translate_docker(f"looking up image {self.image!r}")
         with lookup, contextlib.suppress(docker.errors.ImageNotFound):
             client.images.get(self.image)
             return
@@ -333,10 +332,10 @@ class LocalDockerProvider(ProviderContext):
             )
             raise ProviderError(
                 f"Docker image {self.image!r} is not available locally (on the engine at "
-                f"{where}), and envgen does not pull unless asked (pull=False). {hint}"
+                f"{engine_address()}), and envgen does not pull unless asked (pull=False). {hint}"
             )
         try:
-            with translate_docker(f"pulling image {self.image!r}", where):
+            with translate_docker(f"pulling image {self.image!r}"):
                 client.images.pull(self.image)
         except ProviderError as exc:
             raise ProviderError(
@@ -371,9 +370,8 @@ class LocalDockerProvider(ProviderContext):
     def _start_container(self, client: Any) -> str:
         import docker.errors
 
-        where = engine_address()
         started = time.monotonic()
-        with translate_docker(f"creating a container of image {self.image!r}", where):
+        with translate_docker(f"creating a container of image {self.image!r}"):
             container = client.containers.create(self.image, **self._create_options())
         self._container = container
         _exit_stop.register(self)
@@ -383,7 +381,7 @@ class LocalDockerProvider(ProviderContext):
 
         def ready() -> bool:
             nonlocal url
-            with translate_docker(f"inspecting container {container.short_id}", where):
+            with translate_docker(f"inspecting container {container.short_id}"):
                 try:
                     container.reload()
                 except docker.errors.NotFound:
@@ -412,7 +410,7 @@ class LocalDockerProvider(ProviderContext):
             return probe_health(host, self.host_port, self._health_path)
 
         try:
-            with translate_docker(f"starting container {container.short_id}", where):
+            with translate_docker(f"starting container {container.short_id}"):
                 container.start()
             if not poll_until(ready, started + self._startup_timeout_s):
                 raise start_failure(
@@ -454,9 +452,7 @@ class LocalDockerProvider(ProviderContext):
             _exit_stop.unregister(self)
             try:
                 if container is not None:
-                    with translate_docker(
-                        f"stopping container {container.short_id}", engine_address()
-                    ):
+                    with translate_docker(f"stopping container {container.short_id}"):
                         with contextlib.suppress(docker.errors.NotFound):
                             container.stop(timeout=int(self._stop_timeout_s))
                         with contextlib.suppress(docker.errors.NotFound):

@@ -12,6 +12,7 @@ removal, ``ray.kill``). Ray itself is imported on first start (extra ``ray``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -26,8 +27,6 @@ from ._provider import LocalProcessProvider, ProviderContext, check_server_optio
 __all__ = ["RayProvider"]
 
 _STOP_TIMEOUT_S = 15.0
-_remote_class: Any = None
-_remote_lock = threading.Lock()
 _init_lock = threading.Lock()
 """Providers start in parallel threads (a pool's servers): one of them may call ray.init."""
 
@@ -101,13 +100,9 @@ class _ServerHost:
         return self._provider.output_tail() if self._provider is not None else ""
 
 
+@functools.cache
 def _actor_class() -> Any:
-    global _remote_class
-    with _remote_lock:
-        if _remote_class is None:
-            ray = require("ray", "RayProvider")
-            _remote_class = ray.remote(_ServerHost)
-        return _remote_class
+    return require("ray", "RayProvider").remote(_ServerHost)
 
 
 class RayProvider(ProviderContext):
@@ -236,13 +231,12 @@ class RayProvider(ProviderContext):
             actor, self._actor = self._actor, None
             self._base_url = None
             self.node_id = self.actor_pid = self.server_pid = None
+            ray = sys.modules.get("ray")
             try:
-                if actor is not None and "ray" in sys.modules:
-                    ray = sys.modules["ray"]
-                    if ray.is_initialized():
-                        with contextlib.suppress(Exception):
-                            ray.get(actor.stop.remote(), timeout=_STOP_TIMEOUT_S)
-                        with contextlib.suppress(Exception):
-                            ray.kill(actor, no_restart=True)
+                if actor is not None and ray is not None and ray.is_initialized():
+                    with contextlib.suppress(Exception):
+                        ray.get(actor.stop.remote(), timeout=_STOP_TIMEOUT_S)
+                    with contextlib.suppress(Exception):
+                        ray.kill(actor, no_restart=True)
             finally:
                 _exit_stop.unregister(self)

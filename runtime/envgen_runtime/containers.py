@@ -33,7 +33,6 @@ from ._docker import (
     LABEL_SESSION,
     SESSION_ID,
     docker_client,
-    engine_address,
     proc_stat_fields,
     process_start_time,
     remove_container,
@@ -125,7 +124,7 @@ def list_containers(
     """Every container (running or not) labelled ``envgen.session`` (or that ``session``)."""
     engine = client if client is not None else docker_client()
     label = f"{LABEL_SESSION}={session}" if session else LABEL_SESSION
-    with translate_docker("listing envgen containers", engine_address()):
+    with translate_docker("listing envgen containers"):
         containers = engine.containers.list(all=True, filters={"label": label}, ignore_removed=True)
     records = [
         ContainerRecord(  # from the inspect data: list(sparse=False) reloads each container
