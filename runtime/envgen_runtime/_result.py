@@ -59,19 +59,6 @@ class StepResult(Generic[ObsT]):
 METADATA = "metadata"
 
 
-def _metadata(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """OpenEnv's observation metadata where the observation left it out: never "missing".
-
-    OpenEnv observations always carry a ``metadata`` dict (empty by default), but servers
-    disagree on the wire: openenv 0.10 sends it inside the observation (``{}`` when empty,
-    and at the top level too when not), openenv-core 0.1 strips it from the observation.
-    Reading an absent or null one as the top-level copy, else ``{}``, makes the same server
-    behaviour give the same observation whichever server generation or transport sent it.
-    """
-    top = payload.get(METADATA)
-    return dict(top) if isinstance(top, Mapping) else {}
-
-
 def _envelope_error(problem: str, payload: Any) -> ProtocolError:
     received = quote(payload if not isinstance(payload, Mapping) else dict(payload))
     # The op (reset or step) and the "<op> failed: " prefix are added by the client.
@@ -82,14 +69,6 @@ def _envelope_error(problem: str, payload: Any) -> ProtocolError:
         received=received,
         op=None,
     )
-
-
-def _reward(value: Any, payload: Mapping[str, Any]) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool | int | float):
-        return float(value)
-    raise _envelope_error(f"has a non-numeric reward ({type(value).__name__})", payload)
 
 
 def build_step_result(
@@ -115,13 +94,19 @@ def build_step_result(
     done = payload.get("done", False)
     if not isinstance(done, bool):
         raise _envelope_error(f"has a non-boolean done ({type(done).__name__})", payload)
-    reward = _reward(payload.get("reward"), payload)
+    reward = payload.get("reward")
+    if reward is not None and not isinstance(reward, bool | int | float):
+        raise _envelope_error(f"has a non-numeric reward ({type(reward).__name__})", payload)
     extra = {key: value for key, value in payload.items() if key not in ENVELOPE_KEYS}
     if observation.get(METADATA) is None and codec.declares(METADATA):
-        observation = {**observation, METADATA: _metadata(payload)}
+        # OpenEnv observations always carry a metadata dict, but openenv-core 0.1 strips it
+        # from the observation (openenv 0.10 keeps it, and copies it to the top level when
+        # not empty): the top-level copy, else {}, gives the same observation from both.
+        top = payload.get(METADATA)
+        observation = {**observation, METADATA: dict(top) if isinstance(top, Mapping) else {}}
     return StepResult(
         observation=codec.decode(observation, strict=strict),
-        reward=reward,
+        reward=None if reward is None else float(reward),
         done=done,
         extra=extra,
         raw=dict(payload),
@@ -148,19 +133,15 @@ def dumps_body(body: Mapping[str, Any], *, op: str) -> str:
 
 def parse_json_object(data: bytes | str, *, op: str, source: str) -> dict[str, Any]:
     """Decode a reply that must be a JSON object, else ProtocolError quoting it."""
+    cause: Exception | None = None
     try:
         value = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(
-            f"{op} failed: {source} is not valid JSON ({exc}); received: {quote(data)}",
-            received=quote(data),
-            op=op,
-        ) from exc
-    if not isinstance(value, dict):
-        raise ProtocolError(
-            f"{op} failed: {source} must be a JSON object, got {type(value).__name__}; "
-            f"received: {quote(data)}",
-            received=quote(data),
-            op=op,
-        )
-    return value
+        problem, cause = f"is not valid JSON ({exc})", exc
+    else:
+        if isinstance(value, dict):
+            return value
+        problem = f"must be a JSON object, got {type(value).__name__}"
+    received = quote(data)
+    message = f"{op} failed: {source} {problem}; received: {received}"
+    raise ProtocolError(message, received=received, op=op) from cause

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,20 +27,16 @@ class RetryPolicy:
     """How ``reset()`` and ``state()`` retry transient failures; ``step()`` never retries.
 
     Retried: a connection that could not be opened (refused, connect timeout, WebSocket
-    handshake failure), a connection that broke mid-request ("connection reset by peer": a
-    reset or a state read is safe to send again, and whether a dead server refuses or resets
-    is a matter of timing), and HTTP statuses in ``retry_statuses`` (by default the gateway
-    errors 502, 503 and 504, also when they answer a WebSocket handshake). Never retried: a
-    4xx, a read timeout (the server may still be working on it), a lost WebSocket session
-    (``SessionLostError``: a new session would be a fresh environment), a server error
-    message over an open WebSocket, a client-side validation error.
+    handshake failure) or broke mid-request (whether a dead server refuses or resets is a
+    matter of timing, and a reset or state read is safe to send again), and HTTP statuses in
+    ``retry_statuses`` (also answering a WebSocket handshake). Never retried: a 4xx, a read
+    timeout (the server may still be working on it), a lost WebSocket session (a new one
+    would be a fresh environment), a server error message, a client-side validation error.
 
-    ``attempts`` counts every try (1 disables retrying). Before retry ``n`` (1, 2, ...) the
-    client waits ``min(max_delay_s, base_delay_s * 2 ** (n - 1))``, shortened by a random
-    part of up to ``jitter`` of itself (0: exact delays; 1: anywhere from zero to the full
-    delay) so that many clients do not retry in lockstep. ``sleep`` replaces ``time.sleep``
-    (sync clients) or ``asyncio.sleep`` (async clients; it may return an awaitable) and
-    exists for tests.
+    ``attempts`` counts every try (1 disables retrying). Before retry ``n`` the client waits
+    ``min(max_delay_s, base_delay_s * 2 ** (n - 1))`` less a random part of up to ``jitter``
+    of it, so that many clients do not retry in lockstep. ``sleep`` replaces ``time.sleep``
+    or ``asyncio.sleep`` (it may return an awaitable), for tests.
     """
 
     attempts: int = 3
@@ -59,8 +55,7 @@ class RetryPolicy:
             raise ValueError("RetryPolicy delays must not be negative")
         if not 0.0 <= self.jitter <= 1.0:
             raise ValueError("RetryPolicy.jitter must be between 0 and 1")
-        statuses: Iterable[int] = self.retry_statuses
-        frozen = frozenset(statuses)
+        frozen = frozenset(self.retry_statuses)
         bad = sorted(s for s in frozen if not isinstance(s, int) or not 500 <= s <= 599)
         if bad:
             raise ValueError(
@@ -83,17 +78,13 @@ class RetryPolicy:
 
     def retryable(self, op: str, exc: BaseException) -> bool:
         """Whether ``exc`` from ``op`` is a transient failure worth another try."""
-        if op not in RETRYABLE_OPS or not isinstance(exc, EnvgenRuntimeError):
+        if op not in RETRYABLE_OPS:
             return False
         if isinstance(exc, ServerError):
-            return exc.status is not None and exc.status in self.retry_statuses
-        if isinstance(exc, SessionLostError):
-            return False
-        if isinstance(exc, EnvConnectionError):
-            return True  # refused, or broken mid-request: both safe for reset and state
+            return exc.status in self.retry_statuses
         if isinstance(exc, EnvTimeoutError):
             return exc.during_connect
-        return False
+        return isinstance(exc, EnvConnectionError) and not isinstance(exc, SessionLostError)
 
     def next_delay(self, op: str, exc: BaseException, attempt: int) -> float | None:
         """The wait before trying ``op`` again after try ``attempt`` failed, or None to give up.
