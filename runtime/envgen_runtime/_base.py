@@ -1,7 +1,7 @@
 """What the sync ``EnvClient`` and the async ``AsyncEnvClient`` share: everything but I/O.
 
 Argument checks, headers (defaults, the bearer token named by the spec, tracing), which
-transport to build, request bodies, the retry decision (``Attempts``), reply parsing
+transport to build, request bodies, the retry decision (``_retry_delay``), reply parsing
 (lenient or strict), the current episode id and what closing releases live here once; the
 two clients are shells that only send, wait and sleep (blocking or asyncio).
 """
@@ -22,10 +22,9 @@ from ._text import redact_url
 from ._transport import Op
 
 if TYPE_CHECKING:
-    from ._codec import ModelCodec
     from ._provider import Provider
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Attempts", "ClientCore", "ClientOptions"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "ClientCore", "ClientOptions"]
 
 DEFAULT_MAX_MESSAGE_BYTES = 100 * 1024 * 1024
 """The largest WebSocket message a client accepts unless told otherwise (100 MiB)."""
@@ -67,20 +66,12 @@ def _trace_context(trace: bool | str | None) -> TraceContext | None:
     raise TypeError("trace must be True, False or a W3C traceparent string")
 
 
-def _reported_episode_id(*containers: Any) -> str | None:
-    """The first non-empty string ``episode_id`` found in the given reply objects."""
-    for container in containers:
-        if type(container) is dict or isinstance(container, Mapping):
-            value = container.get("episode_id")
-            if isinstance(value, str) and value:
-                return value
-    return None
-
-
 class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
     """Shared state and logic of a typed environment client (see ``EnvClient``)."""
 
     SPEC: ClassVar[EnvSpec]
+    _TRANSPORTS: tuple[Callable[..., TransportT], Callable[..., TransportT]]
+    """The shell's HTTP and WebSocket transport classes (blocking or asyncio)."""
 
     def __init__(
         self,
@@ -167,8 +158,6 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
             self._stop_owned_provider()
             raise
 
-    # ------------------------------------------------------------------ construction
-
     @classmethod
     def _spec(cls) -> EnvSpec:
         spec = getattr(cls, "SPEC", None)
@@ -176,14 +165,9 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
             raise TypeError(f"{cls.__name__} must set SPEC: ClassVar[EnvSpec]")
         return spec
 
-    @staticmethod
-    @abstractmethod
-    def _transport_kinds() -> tuple[Callable[..., TransportT], Callable[..., TransportT]]:
-        """The shell's HTTP and WebSocket transport classes (blocking or asyncio)."""
-
     def _make_transport(self) -> TransportT:
         """Build the transport named by ``transport_name``, of the shell's kind."""
-        http, websocket = self._transport_kinds()
+        http, websocket = self._TRANSPORTS
         options: dict[str, Any] = {
             "timeout_s": self._read_timeout_s,
             "connect_timeout_s": self._connect_timeout_s,
@@ -193,8 +177,6 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         if self._transport_name == "http":
             return http(self._base_url, step_timeout_s=self._step_timeout_s, **options)
         return websocket(self._base_url, max_message_bytes=self._max_message_bytes, **options)
-
-    # ------------------------------------------------------------------ properties
 
     @property
     def transport(self) -> TransportT:
@@ -278,8 +260,6 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
             f"transport={self._transport_name!r})"
         )
 
-    # ------------------------------------------------------------------ shared steps
-
     def _require_transport(self, op: str) -> TransportT:
         if self._closed or self._transport is None:
             raise EnvgenRuntimeError(
@@ -304,28 +284,28 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         body.update(kwargs)
         return body
 
-    def _attempts(self, op: Op, headers: Mapping[str, str] | None) -> Attempts:
-        """The attempts of one operation: checked headers, and the retry decision."""
-        return Attempts(self, op, self._call_headers(op, headers))
+    def _retry_delay(self, op: Op, exc: EnvgenRuntimeError, attempt: int) -> float:
+        """Seconds to wait before retrying ``op`` after ``exc``; raises ``exc`` when not retried.
 
-    def _next_delay(self, op: Op, exc: EnvgenRuntimeError, attempt: int) -> float | None:
-        """The wait before retrying ``op``, or None when the error must propagate."""
+        The retry policy decides (a step is never retried); the shells only send and sleep.
+        """
         if isinstance(exc, SessionLostError):  # the episode is gone: so is its id
             self._episode_id = None
             self._episode_id_given = False
         delay = self._retry.next_delay(op, exc, attempt)
-        if delay is not None:
-            import logging
+        if delay is None:
+            raise exc
+        import logging
 
-            logging.getLogger("envgen_runtime").info(
-                "%s failed (%s), retry %d of %d in %.2f s: %s",
-                op,
-                type(exc).__name__,
-                attempt,
-                self._retry.attempts - 1,
-                delay,
-                exc.message,
-            )
+        logging.getLogger("envgen_runtime").info(
+            "%s failed (%s), retry %d of %d in %.2f s: %s",
+            op,
+            type(exc).__name__,
+            attempt,
+            self._retry.attempts - 1,
+            delay,
+            exc.message,
+        )
         return delay
 
     def _detach(self) -> TransportT | None:
@@ -357,20 +337,15 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         """Take the server's episode id unless the caller named one at reset."""
         if self._episode_id_given:
             return
-        observation = payload.get("observation")
-        inner = (
-            observation.get("metadata")
-            if type(observation) is dict or isinstance(observation, Mapping)
-            else None
-        )
-        reported = _reported_episode_id(
-            observation,
-            payload,
-            inner,
-            payload.get("metadata"),
-        )
-        if reported is not None:
-            self._episode_id = reported
+        observation: Any = payload.get("observation")
+        is_map = type(observation) is dict or isinstance(observation, Mapping)
+        inner = observation.get("metadata") if is_map else None
+        for container in (observation, payload, inner, payload.get("metadata")):
+            if type(container) is dict or isinstance(container, Mapping):
+                value = container.get("episode_id")
+                if isinstance(value, str) and value:
+                    self._episode_id = value
+                    return
 
     def _after_reconnect(self) -> None:
         """A new WebSocket session has no episode yet; an HTTP server keeps its own."""
@@ -393,8 +368,6 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
             self._owns_provider = False
             self._provider.stop()
 
-    # ------------------------------------------------------------------ for subclasses
-
     @abstractmethod
     def _step_payload(self, action: ActT) -> dict[str, Any]:
         """The JSON object sent as the action (generated: the action codec's encode)."""
@@ -407,38 +380,8 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
     def _parse_state(self, payload: Mapping[str, Any]) -> StateT:
         """A state reply as the state model (generated: the state codec's decode)."""
 
-    @staticmethod
-    def _build_result(
-        payload: Mapping[str, Any], observation_codec: ModelCodec[ObsT], *, strict: bool = False
-    ) -> StepResult[ObsT]:
-        """Check the reply envelope and decode its observation (see ``StepResult``).
+    _build_result = staticmethod(build_step_result)
+    """Check the reply envelope and decode its observation (see ``StepResult``).
 
-        Generated clients pass ``strict=self.strict``; so should hand-written ones.
-        """
-        return build_step_result(payload, observation_codec, strict=strict)
-
-
-class Attempts:
-    """One operation's attempts, without I/O: the shell sends, this decides what follows.
-
-    ``retry_after(exc)`` is the wait before the next attempt, or re-raises ``exc`` when the
-    retry policy (or the operation: a step is never retried) says it must propagate.
+    Generated clients pass ``strict=self.strict``; so should hand-written ones.
     """
-
-    __slots__ = ("_attempt", "_core", "headers", "op")
-
-    def __init__(
-        self, core: ClientCore[Any, Any, Any, Any], op: Op, headers: dict[str, str] | None
-    ) -> None:
-        self._core = core
-        self.op = op
-        self.headers = headers
-        self._attempt = 1
-
-    def retry_after(self, exc: EnvgenRuntimeError) -> float:
-        """Seconds to wait before retrying after ``exc``; raises ``exc`` when not retried."""
-        delay = self._core._next_delay(self.op, exc, self._attempt)
-        if delay is None:
-            raise exc
-        self._attempt += 1
-        return delay

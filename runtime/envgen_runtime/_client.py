@@ -39,24 +39,22 @@ class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):
     max_message_bytes=100 MiB)``; see ``ClientCore``.
     """
 
-    @staticmethod
-    def _transport_kinds() -> tuple[type[HttpTransport], type[WebSocketTransport]]:
-        return HttpTransport, WebSocketTransport
-
-    # ------------------------------------------------------------------ operations
+    _TRANSPORTS = (HttpTransport, WebSocketTransport)
 
     def _request(
         self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None
     ) -> dict[str, Any]:
         """One operation, retried as ``retry`` allows (never a step)."""
-        attempts = self._attempts(op, headers)
+        checked = self._call_headers(op, headers)
         sleep = self._retry.sleep or time.sleep
+        attempt = 1
         while True:
             transport = self._require_transport(op)  # a closed client's error is not retried
             try:
-                return transport.request(op, body, headers=attempts.headers)
+                return transport.request(op, body, headers=checked)
             except EnvgenRuntimeError as exc:
-                sleep(attempts.retry_after(exc))
+                sleep(self._retry_delay(op, exc, attempt))
+            attempt += 1
 
     def reset(
         self,

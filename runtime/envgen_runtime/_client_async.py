@@ -37,35 +37,26 @@ class AsyncEnvClient(AsyncProviderLaunchers, ClientCore[ActT, ObsT, StateT, Asyn
     from one event loop; concurrent calls from several tasks are serialised.
     """
 
-    @staticmethod
-    def _transport_kinds() -> tuple[type[AsyncHttpTransport], type[AsyncWebSocketTransport]]:
-        return AsyncHttpTransport, AsyncWebSocketTransport
-
-    # ------------------------------------------------------------------ operations
-
-    async def _sleep(self, delay: float) -> None:
-        import asyncio
-
-        sleep = self._retry.sleep
-        if sleep is None:
-            await asyncio.sleep(delay)
-            return
-        outcome = sleep(delay)
-        if inspect.isawaitable(outcome):
-            await outcome
+    _TRANSPORTS = (AsyncHttpTransport, AsyncWebSocketTransport)
 
     async def _request(
         self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None
     ) -> dict[str, Any]:
         """One operation, retried as ``retry`` allows (never a step)."""
-        attempts = self._attempts(op, headers)
+        checked = self._call_headers(op, headers)
+        attempt = 1
         while True:
             transport = self._require_transport(op)
             try:
-                return await transport.request(op, body, headers=attempts.headers)
+                return await transport.request(op, body, headers=checked)
             except EnvgenRuntimeError as exc:
-                delay = attempts.retry_after(exc)
-            await self._sleep(delay)
+                delay = self._retry_delay(op, exc, attempt)
+            import asyncio
+
+            outcome = (self._retry.sleep or asyncio.sleep)(delay)
+            if inspect.isawaitable(outcome):  # a RetryPolicy's own sleep may be sync or async
+                await outcome
+            attempt += 1
 
     async def reset(
         self,

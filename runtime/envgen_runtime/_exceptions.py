@@ -5,22 +5,14 @@ one type; the subclasses say what went wrong and carry the data needed to act on
 
     EnvgenRuntimeError              base; also raised when a closed client is used
     ├── EnvConnectionError          server unreachable, or the connection dropped mid-request
-    │   └── SessionLostError        the episode's server-side environment is gone (a lost
-    │                               WebSocket session, a restarted HTTP server); step/state
-    │                               refuse to talk to a fresh server-side env
+    │   └── SessionLostError        the episode's server-side environment is gone
     ├── EnvTimeoutError             no reply in time (a WebSocket is dropped: episode lost)
-    ├── ProtocolError               a reply that breaks the wire protocol (not JSON, wrong
-    │                               message type, envelope of the wrong shape)
+    ├── ProtocolError               a reply that breaks the wire protocol
     ├── ProviderError               a server process could not be started or never got ready
-    ├── MissingExtraError           an optional feature's library is not installed (also an
-    │                               ``ImportError``); the message names the extra to install
-    ├── ServerError                 the server answered with an error (HTTP non-2xx or a
-    │   │                           WebSocket ``error`` message; ``status``/``code``/``body``)
-    │   └── ServerValidationError   the server rejected a request as invalid (HTTP 422,
-    │                               WebSocket VALIDATION_ERROR); also an EnvValidationError
+    ├── MissingExtraError           an optional library is missing (also an ``ImportError``)
+    ├── ServerError                 the server answered with an error
+    │   └── ServerValidationError   the server rejected a request as invalid
     └── EnvValidationError          a value failed the generated models on the client side
-        │                           (an action before sending, an observation or state after
-        │                           it arrives); ``role`` and per-field ``errors``
         └── ServerValidationError   (the same class as above: it has both parents)
 
 So ``except ServerError`` catches every error the server reported, and
@@ -288,16 +280,13 @@ class ServerValidationError(EnvValidationError, ServerError):
         code: str | None = None,
     ) -> None:
         where = f"HTTP {status}" if status is not None else (code or "VALIDATION_ERROR")
-        issues = list(errors)
+        self.role = role
+        self.errors = list(errors)
         message = (
-            f"{op} failed: the server rejected the {role} ({where}, {_count(issues)}); "
-            "does the client match the server's schema?\n" + _summary(issues)
+            f"{op} failed: the server rejected the {role} ({where}, {_count(self.errors)}); "
+            "does the client match the server's schema?\n" + _summary(self.errors)
         )
-        EnvValidationError.__init__(self, role, issues, message=message)
-        self.status = status
-        self.code = code
-        self.body = body
-        self.op = op
+        ServerError.__init__(self, status, body, op, code=code, message=message)
 
 
 # --------------------------------------------------------------------------- issues

@@ -38,21 +38,15 @@ class Transport(Protocol):
 
 @runtime_checkable
 class AsyncTransport(Protocol):
-    """``Transport`` for asyncio: the same operations as coroutines."""
+    """``Transport`` for asyncio: the same operations, documented there, as coroutines."""
 
     async def request(
         self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
-    ) -> dict[str, Any]:
-        """Send ``op`` with ``body`` and return the server's reply object."""
-        ...
+    ) -> dict[str, Any]: ...
 
-    async def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
-        """Drop the current connection (a WebSocket session and its episode) and open anew."""
-        ...
+    async def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None: ...
 
-    async def close(self) -> None:
-        """Release the connection; further requests are an error."""
-        ...
+    async def close(self) -> None: ...
 
 
 def is_loopback_url(url: str) -> bool:
