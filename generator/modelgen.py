@@ -111,6 +111,22 @@ def generate_server_models(env: EnvInput, header: str) -> ServerModels:
     return ServerModels(source=source, union_alias=union_alias)
 
 
+@dataclass(frozen=True)
+class EnvModels:
+    """The model generator's part of one env: `models.py`'s source and `server.py`'s models."""
+
+    client: str
+    server: ServerModels
+
+
+def generate_env_models(env: EnvInput, client_header: str, server_header: str) -> EnvModels:
+    """Both model modules of `env`: all the model generator does for it, in one call."""
+    return EnvModels(
+        client=generate_models(env, client_header),
+        server=generate_server_models(env, server_header),
+    )
+
+
 def _mark_omit_none(node: dict[str, Any]) -> None:
     """Mark the optional, default-less properties of an object schema that refuse null."""
     props = node.get("properties")

@@ -8,8 +8,9 @@ the files written, and the error reported for each file, are those of a serial r
 Formatting stays one ruff run in the parent (ruff spreads over the cores itself).
 
 When a few envs changed since the last run, most of a run's time is the model generator's
-import and first-call warm-up. `WarmRenderer` forks one worker at the start that warms up
-while this process checks its cache, and renders what the cache could not prove current.
+import and first-call warm-up. `WarmRenderer` forks one worker at the start that warms it up
+while this process checks its cache, loads the envs to render and compiles the templates;
+the worker then makes those envs' models, and this process renders the rest of their files.
 """
 
 from __future__ import annotations
@@ -21,9 +22,14 @@ import threading
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from generator.errors import EnvgenError, InputError
 from generator.loader import EnvInput, Layout, load_env
+
+if TYPE_CHECKING:
+    from generator.modelgen import EnvModels
+    from generator.render import ModelMaker
 
 JOBS_VARIABLE = "ENVGEN_JOBS"
 """Worker processes to use (1: render in this process); unset or 0: one per core."""
@@ -42,7 +48,7 @@ class Rendered:
     render_error: EnvgenError | None = None
 
 
-def render_one(layout: Layout, name: str) -> Rendered:
+def render_one(layout: Layout, name: str, make_models: ModelMaker | None = None) -> Rendered:
     """Load and render `name`; an envgen error is returned with the stage it happened in."""
     from generator.render import render_env
 
@@ -51,7 +57,7 @@ def render_one(layout: Layout, name: str) -> Rendered:
     except InputError as exc:
         return Rendered(name, load_error=exc)
     try:
-        return Rendered(name, env=env, files=render_env(env))
+        return Rendered(name, env=env, files=render_env(env, make_models=make_models))
     except EnvgenError as exc:
         return Rendered(name, env=env, render_error=exc)
 
@@ -108,40 +114,32 @@ def render_all(layout: Layout, names: list[str], jobs: int | None = None) -> lis
     return [first, *results]
 
 
-def _warm_up() -> None:
-    """Pay, before any env is known, what rendering the first one would cost extra.
+def _serve_models(conn: Connection) -> None:
+    """The warm worker: warm the model generator up, then make the models it is sent."""
+    from generator.modelgen import generate_env_models, warm_up
 
-    That is the schema checker's imports and meta-schema, the model generator's import and
-    first call, and compiling the templates.
-    """
-    from generator.modelgen import warm_up
-    from generator.render import compile_templates
-    from generator.schema_check import check_meta_schema
-
-    check_meta_schema({"type": "object"}, "warm-up")
-    warm_up()
-    compile_templates()
-
-
-def _serve_warm(layout: Layout, conn: Connection) -> None:
-    """The warm worker: warm up, then render the names it is sent (if any) and send them back."""
     _leave_interrupts()
-    _warm_up()
-    try:
-        names = conn.recv()
-    except EOFError:  # nothing to render after all
-        return
-    conn.send([render_one(layout, name) for name in names])
+    warm_up()
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:  # the parent is done
+            return
+        try:
+            conn.send(generate_env_models(*job))
+        except EnvgenError as exc:  # the parent raises it, as its own call would have
+            conn.send(exc)
 
 
 class WarmRenderer:
-    """Renders envs like `render_all`, with a worker forked (and warming up) on entry.
+    """Renders envs like `render_all`, with a model-making worker forked on entry.
 
     `warm` says the run likely renders few envs (a cache from the last run exists): then the
-    worker warms up the model generator while this process checks which envs need rendering.
-    Without it, or when many envs need rendering, this is `render_all`; when none do, the
-    worker cost only its fork. If the warm worker fails in any way, the envs are rendered
-    here, so an error is reported as a serial run reports it.
+    worker warms up the model generator while this process checks which envs need rendering,
+    loads them and compiles the templates; it makes their models, this process the rest.
+    Without `warm`, or when many envs need rendering, this is `render_all`; when none do, the
+    worker cost only its fork. If the worker fails in any way, the models are made here, so
+    an error is reported as a serial run reports it.
     """
 
     def __init__(self, layout: Layout, *, warm: bool = True, jobs: int | None = None) -> None:
@@ -155,23 +153,33 @@ class WarmRenderer:
         if self._warm and _job_limit(self._jobs) != 1 and _forking_allowed():
             context = multiprocessing.get_context("fork")
             ours, theirs = context.Pipe()
-            self._worker = context.Process(target=_serve_warm, args=(self._layout, theirs))
+            self._worker = context.Process(target=_serve_models, args=(theirs,))
             self._worker.start()
             theirs.close()
             self._conn = ours
         return self
 
     def render(self, names: list[str]) -> list[Rendered]:
-        """`render_one` for each of `names`, in order: in the warm worker when it can."""
+        """`render_one` for each of `names`, in order, the models made by the worker."""
         if self._conn is None or not names or worker_count(len(names), self._jobs) > 1:
-            self._stop()  # its warm-up is not needed: free its core for render_all's workers
+            self._stop()  # not needed: free its core for render_all's workers
             return render_all(self._layout, names, self._jobs) if names else []
-        try:
-            self._conn.send(names)
-            results: list[Rendered] = self._conn.recv()
-        except (EOFError, OSError):  # the worker died: render here instead
-            return [render_one(self._layout, name) for name in names]
-        return results
+        return [render_one(self._layout, name, self._make_models) for name in names]
+
+    def _make_models(self, env: EnvInput, client_header: str, server_header: str) -> EnvModels:
+        from generator.modelgen import generate_env_models
+
+        if self._conn is not None:
+            try:
+                self._conn.send((env, client_header, server_header))
+                reply: EnvModels | EnvgenError = self._conn.recv()
+            except (EOFError, OSError):  # the worker died: make them here instead
+                self._stop()
+            else:
+                if isinstance(reply, EnvgenError):
+                    raise reply
+                return reply
+        return generate_env_models(env, client_header, server_header)
 
     def __exit__(
         self,

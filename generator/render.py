@@ -9,6 +9,7 @@ literals (`pyrepr`), TOML strings (`toml`), Markdown that renders as itself (`ce
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from generator.errors import GenerationError, SchemaError
 from generator.fields import sections
 from generator.formatting import format_python
 from generator.loader import EnvInput
-from generator.modelgen import defined_names, generate_models, generate_server_models
+from generator.modelgen import EnvModels, ServerModels, defined_names, generate_env_models
 from generator.render_constants import PACKAGE_INIT, TEMPLATES_DIR
 from generator.reset_params import reset_context
 
@@ -151,15 +152,17 @@ def _environment(templates_dir: Path) -> jinja2.Environment:
     return env
 
 
-def compile_templates(templates_dir: Path = TEMPLATES_DIR) -> None:
-    """Compile every template now (a warming worker does this before it is needed)."""
-    jinja = _environment(templates_dir)
-    for name in jinja.list_templates():
-        jinja.get_template(name)
+ModelMaker = Callable[[EnvInput, str, str], EnvModels]
+"""Makes an env's models given their two file headers (`generate_env_models`'s signature)."""
 
 
-def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, str]:
-    """Every file of `generated/<env>/`, unformatted, keyed by file name."""
+def render_env(
+    env: EnvInput, templates_dir: Path = TEMPLATES_DIR, make_models: ModelMaker | None = None
+) -> dict[str, str]:
+    """Every file of `generated/<env>/`, unformatted, keyed by file name.
+
+    `make_models` (default `generate_env_models`) lets the models be made in another process.
+    """
     jinja = _environment(templates_dir)
     names = {
         "client": env.client_name,
@@ -192,7 +195,12 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
     def render(template: str) -> str:
         return jinja.get_template(template).render(context)
 
-    models = generate_models(env, render("models_header.py.jinja").rstrip("\n"))
+    made = (make_models or generate_env_models)(
+        env,
+        render("models_header.py.jinja").rstrip("\n"),
+        render("server.py.jinja").rstrip("\n"),
+    )
+    models = made.client
     model_names = defined_names(models)
     for client in (names["client"], names["async_client"]):
         if client in model_names:
@@ -214,7 +222,7 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
         "_runtime.py": render("_runtime.py.jinja"),
         "client.py": render("client.py.jinja"),
         "models.py": models,
-        "server.py": _server_module(env, jinja, context),
+        "server.py": _server_module(env, jinja, context, made.server),
         "py.typed": render("py.typed.jinja"),
         "README.md": render("README.md.jinja"),
         "pyproject.toml": render("pyproject.toml.jinja"),
@@ -222,10 +230,10 @@ def render_env(env: EnvInput, templates_dir: Path = TEMPLATES_DIR) -> dict[str, 
     return files
 
 
-def _server_module(env: EnvInput, jinja: jinja2.Environment, context: dict[str, Any]) -> str:
+def _server_module(
+    env: EnvInput, jinja: jinja2.Environment, context: dict[str, Any], models: ServerModels
+) -> str:
     """`server.py`: the server-side models, plus the union action class when there is one."""
-    header = jinja.get_template("server.py.jinja").render(context).rstrip("\n")
-    models = generate_server_models(env, header)
     if models.union_alias is None:
         return models.source
     future = "from __future__ import annotations\n"

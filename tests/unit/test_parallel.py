@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator import parallel
+from generator import modelgen, render
 from generator.cli import main
 from generator.errors import EnvgenError, SchemaError
-from generator.loader import Layout
+from generator.loader import EnvInput, Layout
 from generator.output import InputErrors, build
 from generator.parallel import JOBS_VARIABLE, WarmRenderer, render_all, worker_count
 from tests.helpers import REPO, write_env
@@ -117,18 +117,19 @@ def test_a_bad_jobs_variable_is_a_usage_error(
 
 
 def _record_pids(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
-    """Make every render note the process it ran in (forked workers inherit the patch)."""
-    original = parallel.render_one
+    """Make every model-making call note its process (a worker forked later inherits this)."""
+    original = modelgen.generate_env_models
 
-    def noting(layout: Layout, name: str) -> parallel.Rendered:
+    def noting(env: EnvInput, client_header: str, server_header: str) -> modelgen.EnvModels:
         with log.open("a") as out:
             out.write(f"{os.getpid()}\n")
-        return original(layout, name)
+        return original(env, client_header, server_header)
 
-    monkeypatch.setattr(parallel, "render_one", noting)
+    monkeypatch.setattr(modelgen, "generate_env_models", noting)
+    monkeypatch.setattr(render, "generate_env_models", noting)  # the in-process default
 
 
-def test_a_warm_worker_renders_the_bytes_of_a_serial_run_in_another_process(
+def test_a_warm_worker_makes_the_models_and_the_bytes_are_a_serial_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     names = _project(tmp_path, extra=0)[:2]
@@ -139,34 +140,44 @@ def test_a_warm_worker_renders_the_bytes_of_a_serial_run_in_another_process(
     with WarmRenderer(layout) as renderer:
         warm = renderer.render(names)
     assert [(r.name, r.files) for r in warm] == [(r.name, r.files) for r in serial]
-    pids = set(log.read_text().split())
-    assert len(pids) == 1 and str(os.getpid()) not in pids
+    pids = log.read_text().split()
+    assert len(pids) == 2 and len(set(pids)) == 1 and str(os.getpid()) not in pids
     assert multiprocessing.active_children() == []
 
 
-def test_a_warm_worker_reports_each_error_as_a_serial_run_does(tmp_path: Path) -> None:
+def test_an_error_in_the_warm_worker_is_reported_as_a_serial_run_reports_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _project(tmp_path, extra=2)
     (tmp_path / "schemas/small_1/state.schema.json").write_text('{"type": 5}')
-    layout = Layout.at(tmp_path)
-    with WarmRenderer(layout) as renderer:
+
+    def refuse(env: EnvInput, client_header: str, server_header: str) -> modelgen.EnvModels:
+        raise SchemaError("no models today", file=env.name, pointer="/x")
+
+    monkeypatch.setattr(modelgen, "generate_env_models", refuse)
+    with WarmRenderer(Layout.at(tmp_path)) as renderer:
         results = renderer.render(["small_0", "small_1"])
-    assert results[0].files is not None and results[0].load_error is None
-    error = results[1].load_error
-    assert error is not None
-    assert (error.file, error.pointer) == ("schemas/small_1/state.schema.json", "/type")
+    error = results[0].render_error
+    assert isinstance(error, SchemaError)
+    assert (str(error.file), error.pointer) == ("small_0", "/x")
+    assert "no models today" in str(error)
+    load_error = results[1].load_error  # found while loading, before the worker is asked
+    assert load_error is not None
+    assert (load_error.file, load_error.pointer) == ("schemas/small_1/state.schema.json", "/type")
 
 
-def test_when_the_warm_worker_dies_the_envs_render_here(
+def test_when_the_warm_worker_dies_the_models_are_made_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     names = _project(tmp_path, extra=0)[:1]
     layout = Layout.at(tmp_path)
+    serial = render_all(layout, names, 1)
     log = tmp_path / "pids"
     _record_pids(monkeypatch, log)
-    monkeypatch.setattr(parallel, "_warm_up", lambda: os._exit(3))
+    monkeypatch.setattr(modelgen, "warm_up", lambda: os._exit(3))
     with WarmRenderer(layout) as renderer:
         results = renderer.render(names)
-    assert results[0].files is not None
+    assert results[0].files == serial[0].files
     assert log.read_text().split() == [str(os.getpid())]
     assert multiprocessing.active_children() == []
 
@@ -176,7 +187,7 @@ def test_a_warm_worker_left_unused_is_stopped_without_waiting_for_its_warm_up(
 ) -> None:
     _project(tmp_path, extra=0)
     warming = threading.Event()
-    monkeypatch.setattr(parallel, "_warm_up", warming.wait)  # would never finish alone
+    monkeypatch.setattr(modelgen, "warm_up", warming.wait)  # would never finish alone
     with WarmRenderer(Layout.at(tmp_path)) as renderer:
         assert multiprocessing.active_children() != []
         assert renderer.render([]) == []
