@@ -48,11 +48,15 @@ class AsyncWebSocketTransport(WebSocketCommon):
     ) -> dict[str, Any]:
         """Send one operation over the session and return the reply's ``data`` object."""
         flow = self._flow(op, body, headers)
-        async with self._lock:
+        lock = self._lock
+        await lock.acquire()  # not ``async with``: two coroutines fewer per request
+        try:
             for attempt in flow:
                 with attempt:
                     attempt.raw = await self._roundtrip(flow)
             return flow.data
+        finally:
+            lock.release()
 
     async def _roundtrip(self, flow: Flow) -> str | bytes:
         conn = self._conn or await self._open(flow.op, flow.headers)

@@ -41,6 +41,8 @@ class AsyncConnection(asyncio.Protocol):
         self._waiter: asyncio.Future[None] | None = None
         self._loop = asyncio.get_running_loop()
         self._timer: asyncio.TimerHandle | None = None
+        self._deadline: float | None = None  # loop time by which the awaited reply is due
+        self._expiry: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ event loop side
 
@@ -65,8 +67,9 @@ class AsyncConnection(asyncio.Protocol):
             self._engine.fail(exc)
         elif self._engine.state is not _CLOSED:
             self._engine.receive_eof()
-        if self._timer is not None:
-            self._timer.cancel()
+        for timer in (self._timer, self._expiry):
+            if timer is not None:
+                timer.cancel()
         self._wake()
 
     def _flush(self) -> None:
@@ -86,7 +89,18 @@ class AsyncConnection(asyncio.Protocol):
             waiter.set_result(None)
 
     def _expire(self) -> None:
-        """The reply's time is up: the waiting ``recv`` raises TimeoutError."""
+        """The deadline timer: fail the awaited reply if it is late, else wait for its deadline.
+
+        One timer serves every request of the connection (a timer per request costs a
+        handle, a heap push and a cancel per step); it is re-armed only when it fires early.
+        """
+        self._expiry = None
+        deadline = self._deadline
+        if deadline is None:
+            return
+        if self._loop.time() < deadline:
+            self._expiry = self._loop.call_at(deadline, self._expire)
+            return
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_exception(TimeoutError("timed out while waiting for a message"))
@@ -127,27 +141,29 @@ class AsyncConnection(asyncio.Protocol):
         self._engine.send(message)
         self._flush()
 
-    async def recv(self) -> str | bytes:
-        """The next message; ConnectionClosed once the connection is closed."""
-        messages = self._messages
-        while not messages:
-            if self._engine.state is not _OPEN:
-                self.abort()
-                raise self._engine.close_exc()
-            await self._wait()
-        return messages.popleft()
-
     async def roundtrip(self, message: str, timeout: float) -> str | bytes:
         """Send one message and wait at most ``timeout`` seconds for the next one."""
         self._engine.send(message)
         self._flush()
-        if self._messages:
-            return self._messages.popleft()
-        expiry = self._loop.call_later(timeout, self._expire)  # lighter than asyncio.timeout
+        messages = self._messages
+        if messages:
+            return messages.popleft()
+        loop = self._loop
+        self._deadline = deadline = loop.time() + timeout
+        expiry = self._expiry
+        if expiry is None or expiry.when() > deadline:  # it would fire too late
+            if expiry is not None:
+                expiry.cancel()
+            self._expiry = loop.call_at(deadline, self._expire)
         try:
-            return await self.recv()
+            while not messages:
+                if self._engine.state is not _OPEN:
+                    self.abort()
+                    raise self._engine.close_exc()
+                await self._wait()
+            return messages.popleft()
         finally:
-            expiry.cancel()
+            self._deadline = None
 
     def buffered(self) -> list[str | bytes]:
         """Messages received but not read yet."""

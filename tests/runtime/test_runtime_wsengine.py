@@ -514,3 +514,32 @@ def test_async_error_and_close_in_the_handshake_chunk_is_the_error() -> None:
 
         asyncio.run(run())
         server.join(5)
+
+
+def test_async_each_request_gets_its_own_full_deadline() -> None:
+    # The reply deadline is one timer per connection, re-armed lazily: a later request must
+    # still get its whole timeout (not the first request's), and a late reply must still
+    # time out on time.
+    delays = [0.0, 0.35, 1.0]
+
+    def delayed(conn: Any) -> None:
+        for count, delay in enumerate(delays, 1):
+            conn.recv()
+            time.sleep(delay)
+            conn.send(json.dumps({"type": "state", "data": {"count": count}}))
+        conn.recv()
+
+    async def run(url: str) -> None:
+        transport = AsyncWebSocketTransport(url, timeout_s=0.5)
+        assert await transport.request("state", {}) == {"count": 1}
+        await asyncio.sleep(0.3)
+        assert await transport.request("state", {}) == {"count": 2}  # 0.65 s after the first
+        started = time.monotonic()
+        with pytest.raises(EnvTimeoutError):
+            await transport.request("state", {})
+        assert 0.45 <= time.monotonic() - started < 0.8
+        assert not transport.connected and transport.session_lost
+        await transport.close()
+
+    with ws_server(delayed) as url:
+        asyncio.run(run(url))
