@@ -38,7 +38,7 @@ class WebSocketTransport(WebSocketCommon):
         self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
         """Send one operation over the session and return the reply's ``data`` object."""
-        flow = self._flow(op, body, headers)
+        flow = Flow(self, op, body, headers)
         with self._lock:
             for attempt in flow:
                 with attempt:

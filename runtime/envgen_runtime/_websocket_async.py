@@ -47,7 +47,7 @@ class AsyncWebSocketTransport(WebSocketCommon):
         self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
         """Send one operation over the session and return the reply's ``data`` object."""
-        flow = self._flow(op, body, headers)
+        flow = Flow(self, op, body, headers)
         lock = self._lock
         await lock.acquire()  # not ``async with``: two coroutines fewer per request
         try:

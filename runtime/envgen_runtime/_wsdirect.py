@@ -1,21 +1,15 @@
 """The blocking-socket shell of the WebSocket engine: I/O in the caller's thread.
 
-``DirectConnection`` moves bytes between a blocking socket (with timeouts) and a
-``_wsframes.FrameEngine``, in the calling thread: no reader thread and no hand-off queue
-(on a small step websockets' threaded client spends about half of its CPU on those).
-It raises websockets' own exceptions (``ConnectionClosedOK``/``ConnectionClosedError``,
-``TimeoutError``, ``InvalidStatus``, ...), which ``_wsengine`` maps.
+``DirectConnection`` moves bytes between a blocking socket and a ``_wsframes.FrameEngine``
+in the calling thread: no reader thread and no hand-off queue (on a small step websockets'
+threaded client spends about half of its CPU on those). It raises websockets' exceptions,
+which ``_wsengine`` maps.
 
-Without a reader thread nobody would read the socket while the client is idle, and servers
-that ping (uvicorn: every 20 s, 20 s to answer) would drop an idle session. One shared
-daemon thread, the keeper, visits every open connection every ``KEEPER_INTERVAL_S``: when
-the connection is not in use (a non-blocking acquire of its lock) it reads whatever has
-arrived, lets the engine answer pings and close frames and keep any data message for the
-next ``recv``, and runs the engine's keepalive. The keeper holds connections through weak
-references and exits when there are none left.
-
-Proxies are left to websockets' threaded client (``connect`` chooses; see
-``direct_allowed``); redirects are followed here (``_wsframes.hops``).
+Servers that ping (uvicorn: every 20 s, 20 s to answer) would drop a session nobody reads
+while idle, so one shared daemon thread, the keeper, visits every open connection not in
+use every ``KEEPER_INTERVAL_S``: it feeds the engine what has arrived (pongs and closes are
+answered, messages kept) and runs its keepalive. It holds connections weakly and exits
+when none are left. Proxies are left to websockets' threaded client (``direct_allowed``).
 """
 
 from __future__ import annotations
@@ -201,16 +195,17 @@ class DirectConnection:
 
     def _handshake(self, deadline: float) -> None:
         """Send the opening handshake and wait for the response (caller holds no lock)."""
-        engine = self._engine
+        engine, sock = self._engine, self._sock
         with self._lock:
-            self._write(engine.outgoing(), deadline=deadline)
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            sock.sendall(b"".join(engine.outgoing()))
             while engine.handshaking:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError("timed out while waiting for handshake response")
-                self._sock.settimeout(remaining)
+                sock.settimeout(remaining)
                 try:
-                    data = self._sock.recv(_BUFSIZE)
+                    data = sock.recv(_BUFSIZE)
                 except TimeoutError:
                     raise TimeoutError("timed out while waiting for handshake response") from None
                 if data:
@@ -225,11 +220,8 @@ class DirectConnection:
                         self._shutdown_write()
             engine.check_handshake()
             if self._kernel:
-                self._sock.settimeout(None)  # blocking; the kernel times reads and writes
-                self._sock.setsockopt(
-                    socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(SEND_TIMEOUT_S)
-                )
-            self._sock_timeout = _UNSET
+                sock.settimeout(None)  # blocking; the kernel times reads and writes
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(SEND_TIMEOUT_S))
 
     def _set_timeout(self, seconds: float | None) -> None:
         """Limit the next reads to ``seconds`` (None: wait forever)."""
@@ -263,15 +255,8 @@ class DirectConnection:
                 if raise_closed:
                     raise self._engine.close_exc() from None
 
-    def _write(self, writes: list[bytes], *, deadline: float | None = None) -> None:
-        sock = self._sock
-        if deadline is not None:  # the handshake (Python timeouts still)
-            sock.settimeout(max(deadline - time.monotonic(), 0.001))
-            self._sock_timeout = _UNSET
-            for chunk in writes:
-                sock.sendall(chunk)
-            return
-        kernel = self._kernel
+    def _write(self, writes: list[bytes]) -> None:
+        sock, kernel = self._sock, self._kernel
         if not kernel and self._sock_timeout != SEND_TIMEOUT_S:
             self._set_timeout(SEND_TIMEOUT_S)
         for chunk in writes:
@@ -425,11 +410,7 @@ KEEPER = _Keeper()
 
 
 def connect_direct(url: str, options: dict[str, Any]) -> DirectConnection:
-    """Open a DirectConnection (the handshake included) within the open timeout.
-
-    ``options`` as ``WebSocketCommon`` builds them; ``proxy`` is ignored: call it only
-    when ``direct_allowed`` says so.
-    """
+    """Open a DirectConnection (the handshake included) within the open timeout."""
     engine = FrameEngine(url, options)
     uri, open_timeout = engine.uri, engine.open_timeout
     deadline = time.monotonic() + (open_timeout if open_timeout is not None else 1e9)

@@ -1,26 +1,17 @@
 """The OpenEnv ``/ws`` session engine: everything about a session except moving bytes.
 
-One ``/ws`` connection is one server session (one episode). Messages: ``{"type":
-"reset"|"step", "data": {...}}`` -> ``{"type": "observation", "data": {...}}``; ``{"type":
-"state"}`` -> ``{"type": "state", "data": {...}}``; failures come back as ``{"type": "error",
-"data": {"message", "code", ...}}``.
+One ``/ws`` connection is one server session (one episode); the messages are in DESIGN.md.
+Replies carry no request id, so a late reply would be read as the answer to the next
+request: a receive timeout closes the socket, and the session and its episode are lost.
+``step``/``state`` then raise ``SessionLostError`` rather than quietly open a fresh
+server-side environment; ``reset`` and ``reconnect()`` open a new session, and a ``reset``
+on a session the server closed while idle goes to a new session once. Headers travel only
+with the handshake.
 
-Replies carry no request id, so a reply that arrives after its request timed out would be
-read as the answer to the next request. A receive timeout therefore closes the socket: that
-server session and its episode are lost. After a session is lost (timeout, server close,
-protocol error) the transport never quietly opens a new one for ``step`` or ``state``: they
-raise ``SessionLostError``, because a new session is a fresh server-side environment.
-``reset`` (which starts a new episode anyway) and ``reconnect()`` open a new session, and a
-``reset`` on a session the server closed while idle goes to a new session once.
-
-Headers travel only with the handshake: per-call headers are sent when that call opens the
-session; on an open session they must already have been sent, else ValueError.
-
-``WebSocketCommon`` makes these decisions for both shells (``_websocket`` on a blocking
-socket, ``_websocket_async`` on asyncio), which only open connections, move bytes and wait.
-The frame level (handshake bytes, frames, pings) is ``_wsframes``. websockets' exceptions
-are mapped here (``map_websockets``), next to the engine that raises them; this module does
-not import websockets (it is imported with the package).
+``WebSocketCommon`` decides for both shells (``_websocket``, ``_websocket_async``), which
+only open connections, move bytes and wait; frames are ``_wsframes``. websockets'
+exceptions are mapped here, next to the engine that raises them, without importing
+websockets (this module is imported with the package).
 """
 
 from __future__ import annotations
@@ -51,28 +42,23 @@ from ._transport import Op, is_loopback_url
 
 __all__ = [
     "CLOSE_MESSAGE",
-    "SESSION_ENDING_CODES",
-    "TIMEOUT_HINT",
-    "Attempt",
     "Catcher",
     "Flow",
     "WebSocketCommon",
-    "ends_session",
-    "map_websockets",
     "map_ws_exception",
     "websocket_url",
     "ws_error",
 ]
 
 _SCHEMES = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}
-TIMEOUT_HINT = (
+_TIMEOUT_HINT = (
     "; the WebSocket was closed so a late reply cannot be taken for the next one: the server "
     "session and its episode are lost (call reset() to start a new episode on a new session)"
 )
 _EXPECTED_REPLY: dict[str, str] = {"reset": "observation", "step": "observation", "state": "state"}
 CLOSE_MESSAGE = '{"type":"close"}'
-SESSION_ENDING_CODES = frozenset({"CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"})
-"""Server error codes after which an OpenEnv server closes the WebSocket itself."""
+# Server error codes after which an OpenEnv server closes the WebSocket itself.
+_SESSION_ENDING = frozenset({"CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"})
 _MESSAGE_TOO_BIG = 1009  # the WebSocket close code a client sends for a message too big
 
 
@@ -89,15 +75,6 @@ def websocket_url(base_url: str) -> str:
     if not path.endswith("/ws"):
         path += "/ws"
     return urlunsplit((scheme, parts.netloc, path, parts.query, ""))
-
-
-def ends_session(error: EnvgenRuntimeError) -> bool:
-    """Whether a failed exchange leaves the stream unusable (so the session is dropped).
-
-    Only a server error message that the server does not follow with a close (a failed
-    step, a rejected action) keeps the session: the stream is still in step.
-    """
-    return not (isinstance(error, ServerError) and error.code not in SESSION_ENDING_CODES)
 
 
 # --------------------------------------------------------------------------- errors
@@ -121,7 +98,7 @@ def ws_error(data: Any, *, op: str, raw: str) -> ServerError:
     hint = ""
     if code_str == "CAPACITY_REACHED":
         hint = " (the server holds its maximum number of sessions; close other clients or retry)"
-    elif code_str in SESSION_ENDING_CODES:
+    elif code_str in _SESSION_ENDING:
         hint = " (the server closed the session)"
     message = f"{op} failed: server error {code_str or 'UNKNOWN'}{hint}: {truncate(text_str)}"
     return ServerError(None, body, op, code=code_str, message=message)
@@ -291,8 +268,8 @@ class Flow:
         if exc is not None:
             if not reused:
                 raise exc
-            if op != "reset":
-                raise session._session_lost(op, exc) from exc.__cause__
+            if op != "reset":  # this call is the first to learn the session is gone
+                raise SessionLostError(exc.message, op=op, url=session._url) from exc.__cause__
             attempt = Attempt(session, op, first=False)
             yield attempt
         self.data = session._finish(op, attempt.raw)
@@ -398,9 +375,6 @@ class WebSocketCommon:
         )
         return dumps_body(message, op=op)
 
-    def _flow(self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None) -> Flow:
-        return Flow(self, op, body, headers)
-
     def _check_open(self, what: str) -> None:
         if self._closed:
             raise EnvgenRuntimeError(f"{what} failed: this {self._kind} is closed")
@@ -483,7 +457,7 @@ class WebSocketCommon:
             url=self._url,
             connect=connect,
             timeout_s=self._timeout_s,
-            timeout_hint="" if connect else TIMEOUT_HINT,
+            timeout_hint="" if connect else _TIMEOUT_HINT,
             connect_timeout_s=self._connect_timeout_s,
         )
 
@@ -508,7 +482,9 @@ class WebSocketCommon:
         try:
             return self._parse_reply(op, raw)
         except EnvgenRuntimeError as exc:
-            if ends_session(exc):
+            # Only an error message the server does not follow with a close (a failed step,
+            # a rejected action) leaves the stream in step, and so keeps the session.
+            if not (isinstance(exc, ServerError) and exc.code not in _SESSION_ENDING):
                 self._drop(self._reason(exc))
             raise
 
@@ -551,16 +527,6 @@ class WebSocketCommon:
         if type(error).__name__ == "CancelledError":
             return "a request was cancelled before its reply arrived"
         return f"a request was interrupted ({type(error).__name__})"
-
-    def _session_lost(self, op: Op, exc: EnvConnectionError) -> EnvConnectionError:
-        """The error for a connection failure mid-request on an established session.
-
-        That call is the first to learn that the session (and its episode) is gone, so it
-        raises ``SessionLostError`` like every later call, not a plain connection error.
-        """
-        if isinstance(exc, SessionLostError):
-            return exc
-        return SessionLostError(exc.message, op=op, url=self._url)
 
     @staticmethod
     def _parse_reply(op: Op, raw: str | bytes) -> dict[str, Any]:
