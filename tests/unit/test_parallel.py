@@ -129,19 +129,25 @@ def _record_pids(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
     monkeypatch.setattr(render, "generate_env_models", noting)  # the in-process default
 
 
-def test_a_warm_worker_makes_the_models_and_the_bytes_are_a_serial_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("worker_dies", [False, True])
+def test_models_come_from_the_warm_worker_or_here_if_it_dies_with_a_serial_runs_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worker_dies: bool
 ) -> None:
     names = _project(tmp_path, extra=0)[:2]
     layout = Layout.at(tmp_path)
     serial = render_all(layout, names, 1)
     log = tmp_path / "pids"
     _record_pids(monkeypatch, log)
+    if worker_dies:
+        monkeypatch.setattr(modelgen, "warm_up", lambda: os._exit(3))
     with WarmRenderer(layout) as renderer:
         warm = renderer.render(names)
     assert [(r.name, r.files) for r in warm] == [(r.name, r.files) for r in serial]
     pids = log.read_text().split()
-    assert len(pids) == 2 and len(set(pids)) == 1 and str(os.getpid()) not in pids
+    if worker_dies:
+        assert pids == [str(os.getpid())] * 2
+    else:
+        assert len(pids) == 2 and len(set(pids)) == 1 and str(os.getpid()) not in pids
     assert multiprocessing.active_children() == []
 
 
@@ -164,22 +170,6 @@ def test_an_error_in_the_warm_worker_is_reported_as_a_serial_run_reports_it(
     load_error = results[1].load_error  # found while loading, before the worker is asked
     assert load_error is not None
     assert (load_error.file, load_error.pointer) == ("schemas/small_1/state.schema.json", "/type")
-
-
-def test_when_the_warm_worker_dies_the_models_are_made_here(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    names = _project(tmp_path, extra=0)[:1]
-    layout = Layout.at(tmp_path)
-    serial = render_all(layout, names, 1)
-    log = tmp_path / "pids"
-    _record_pids(monkeypatch, log)
-    monkeypatch.setattr(modelgen, "warm_up", lambda: os._exit(3))
-    with WarmRenderer(layout) as renderer:
-        results = renderer.render(names)
-    assert results[0].files == serial[0].files
-    assert log.read_text().split() == [str(os.getpid())]
-    assert multiprocessing.active_children() == []
 
 
 def test_a_warm_worker_left_unused_is_stopped_without_waiting_for_its_warm_up(
