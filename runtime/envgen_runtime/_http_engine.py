@@ -149,12 +149,11 @@ class HttpEngine:
     ``timeout_s`` is a deadline for each whole reply (sending the request included, however
     slowly the server trickles bytes) and, unless ``connect_timeout_s`` is given, the limit
     for opening a connection. ``step_timeout_s``, when given, is sent with every step as
-    ``timeout_s`` (the server's own limit for running the action); a step's deadline is then
-    stretched to cover it. ``trace`` adds a ``traceparent`` header with a fresh
-    span id to every request. One keep-alive connection: an idle one the server closed is
-    noticed before reuse and replaced; a request that fails midway closes it (it is never
-    reused with a reply pending). Proxy settings from the environment (``http_proxy``,
-    ``https_proxy``, ``no_proxy``) apply to non-local servers; loopback never uses a proxy.
+    ``timeout_s`` (the server's own limit for the action) and stretches a step's deadline.
+    ``trace`` adds a ``traceparent`` with a fresh span id to every request. One keep-alive
+    connection: an idle one the server closed is replaced; one that fails midway is closed
+    (never reused with a reply pending). The environment's proxy settings apply to
+    non-local servers.
     """
 
     def __init__(
@@ -182,7 +181,7 @@ class HttpEngine:
         self._host_header = parts.netloc.rsplit("@", 1)[-1]
         self._timeout_s = timeout_s
         self._connect_timeout_s = connect_timeout_s if connect_timeout_s is not None else timeout_s
-        self._headers = check_headers(headers, what="headers")
+        self._headers = check_headers(headers)
         self._session_headers: dict[str, str] = {}
         self._step_timeout_s = step_timeout_s
         self._step_read_timeout_s = timeout_s
@@ -256,13 +255,10 @@ class HttpEngine:
             if not has_body:
                 return self._pool_headers
             return {**self._pool_headers, "Content-Type": "application/json"}
-        extra = check_headers(headers, what="headers")
+        extra = check_headers(headers)
         generated: dict[str, str] = {"Content-Type": "application/json"} if has_body else {}
-        if (
-            self._trace is not None
-            and not has_header(extra, "traceparent")
-            and not has_header(self._pool_headers, "traceparent")
-        ):
+        sent = {**self._pool_headers, **extra}
+        if self._trace is not None and not has_header(sent, "traceparent"):
             generated["traceparent"] = self._trace.traceparent()
         return merge_headers(self._pool_headers, generated, extra)
 
@@ -272,7 +268,7 @@ class HttpEngine:
 
     def set_session_headers(self, headers: Mapping[str, str] | None) -> None:
         """Later requests also carry ``headers`` (until the next call); see ``reconnect``."""
-        session_headers = check_headers(headers, what="headers")
+        session_headers = check_headers(headers)
         self._check_open("reconnect")
         self._session_headers = session_headers
         self._pool_headers = self._base_headers()
