@@ -40,14 +40,11 @@ class WebSocketTransport(WebSocketCommon):
         """Send one operation over the session and return the reply's ``data`` object."""
         flow = Flow(self, op, body, headers)
         with self._lock:
-            for attempt in flow:
-                with attempt:
-                    attempt.raw = self._roundtrip(flow)
+            for _ in flow:
+                with flow:
+                    conn = self._conn or self._open(op, headers)
+                    flow.raw = conn.roundtrip(flow.text, self._timeout_s)
             return flow.data
-
-    def _roundtrip(self, flow: Flow) -> str | bytes:
-        conn = self._conn or self._open(flow.op, flow.headers)
-        return conn.roundtrip(flow.text, self._timeout_s)
 
     def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
         """End the current session (and its episode) and open a new one now.

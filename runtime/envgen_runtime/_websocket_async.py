@@ -51,16 +51,13 @@ class AsyncWebSocketTransport(WebSocketCommon):
         lock = self._lock
         await lock.acquire()  # not ``async with``: two coroutines fewer per request
         try:
-            for attempt in flow:
-                with attempt:
-                    attempt.raw = await self._roundtrip(flow)
+            for _ in flow:
+                with flow:
+                    conn = self._conn or await self._open(op, headers)
+                    flow.raw = await conn.roundtrip(flow.text, self._timeout_s)
             return flow.data
         finally:
             lock.release()
-
-    async def _roundtrip(self, flow: Flow) -> str | bytes:
-        conn = self._conn or await self._open(flow.op, flow.headers)
-        return await conn.roundtrip(flow.text, self._timeout_s)
 
     async def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
         """End the current session (and its episode) and open a new one now.

@@ -208,37 +208,14 @@ class Catcher:
         raise NotImplementedError
 
 
-class Attempt(Catcher):
-    """One try of a request: the shell sets ``raw`` (the reply) inside ``with attempt:``.
+class Flow(Catcher):
+    """One request: ``for _ in flow: with flow: flow.raw = <send and receive>``; then ``data``.
 
-    A failure is mapped to the runtime's errors and drops the connection (a reply may still
-    come, and must never be read as the next one). The first try records a connection
-    failure instead of raising it, so that ``Flow`` can decide about a second one.
-    """
-
-    def __init__(self, session: WebSocketCommon, op: Op, *, first: bool) -> None:
-        self._session = session
-        self._op = op
-        self._first = first
-        self.raw: str | bytes = ""
-        self.error: EnvConnectionError | None = None
-
-    def caught(self, exc: BaseException) -> bool:
-        mapped = self._session._failed(self._op, exc)
-        if self._first and isinstance(mapped, EnvConnectionError):
-            self.error = mapped
-            return True
-        if mapped is exc:
-            return False
-        raise mapped
-
-
-class Flow:
-    """One request's tries; iterate, run each in ``with``, then read ``data``.
-
-    A connection failure on a reused session ends it: ``step``/``state`` raise
-    ``SessionLostError``; a ``reset`` (a new episode anyway) goes to a new session once,
-    since the server may have closed an idle session (restart, idle reaping).
+    A failed try is mapped to the runtime's errors and drops the connection (a reply may
+    still come, and must never be read as the next one). A connection failure on a reused
+    session ends it: ``step``/``state`` raise ``SessionLostError``; a ``reset`` (a new
+    episode anyway) goes to a new session once, since the server may have closed an idle
+    session (restart, idle reaping).
     """
 
     def __init__(
@@ -251,10 +228,22 @@ class Flow:
         self.op = op
         self.text = session._message(op, body)
         self.headers = headers
+        self.raw: str | bytes = ""
         self.data: dict[str, Any] = {}
         self._session = session
+        self._first = True
+        self._error: EnvConnectionError | None = None  # the first try's, if it may be retried
 
-    def __iter__(self) -> Iterator[Attempt]:
+    def caught(self, exc: BaseException) -> bool:
+        mapped = self._session._failed(self.op, exc)
+        if self._first and isinstance(mapped, EnvConnectionError):
+            self._error = mapped
+            return True
+        if mapped is exc:
+            return False
+        raise mapped
+
+    def __iter__(self) -> Iterator[None]:
         session, op = self._session, self.op
         session._check_open(op)
         reused = session._conn is not None
@@ -262,17 +251,16 @@ class Flow:
             session._check_headers_fit(op, self.headers)
         else:
             session._check_not_lost(op)
-        attempt = Attempt(session, op, first=True)
-        yield attempt
-        exc = attempt.error
+        yield None
+        exc = self._error
         if exc is not None:
             if not reused:
                 raise exc
             if op != "reset":  # this call is the first to learn the session is gone
                 raise SessionLostError(exc.message, op=op, url=session._url) from exc.__cause__
-            attempt = Attempt(session, op, first=False)
-            yield attempt
-        self.data = session._finish(op, attempt.raw)
+            self._first = False
+            yield None
+        self.data = session._finish(op, self.raw)
 
 
 class Opening:
@@ -288,9 +276,8 @@ class WebSocketCommon:
     """Configuration, session bookkeeping and message format shared by sync and async.
 
     ``timeout_s`` bounds waiting for each reply and, unless ``connect_timeout_s`` is given,
-    the opening handshake. A shell runs each request as ``for attempt in
-    self._flow(...): with attempt: attempt.raw = <send and receive>`` and opens sessions
-    inside ``with self._opening(...)``.
+    the opening handshake. A shell runs each request as a ``Flow`` and
+    opens sessions inside ``with self._opening(...)``.
     """
 
     _kind = "WebSocketTransport"
