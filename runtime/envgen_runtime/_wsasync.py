@@ -1,10 +1,8 @@
 """The asyncio shell of the WebSocket engine: an ``asyncio.Protocol`` around a ``FrameEngine``.
 
-The event loop hands every chunk it reads to ``data_received``, which feeds the engine and
-writes what it answers (pongs, close frames) at once: an idle session keeps answering pings
-with no task running. A waiting ``recv`` is woken through one future; the engine's
-keepalive runs on a timer every ``KEEPALIVE_CHECK_S``. Proxies are left to websockets'
-asyncio client (``connect`` chooses); redirects are followed here (``_wsframes.hops``).
+``data_received`` feeds the engine and writes its answers (pongs, closes) at once, so an
+idle session answers pings with no task running; a waiting request is woken through one
+future. Keepalive runs every ``KEEPALIVE_CHECK_S``; proxies are left to websockets' client.
 """
 
 from __future__ import annotations

@@ -173,7 +173,6 @@ class DirectConnection:
                 with contextlib.suppress(Exception):  # closed: the goal anyway
                     self._flush()
                 self._finish_close()
-        KEEPER.unregister(self)
 
     def abort(self) -> None:
         """Close without waiting: a close frame if the socket takes it at once, then close.
@@ -187,9 +186,8 @@ class DirectConnection:
                 data = b"".join(self._engine.outgoing())
                 with contextlib.suppress(OSError):
                     self._sock.send(data, socket.MSG_DONTWAIT)
-                self._close_socket()
+                self._close_socket()  # unregisters it from the keeper
             self._protocol.receive_eof()
-        KEEPER.unregister(self)
 
     # ------------------------------------------------------------------ internals
 

@@ -17,7 +17,9 @@ websockets (this module is imported with the package).
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import TracebackType
@@ -314,8 +316,6 @@ class WebSocketCommon:
     @staticmethod
     def _new_lock() -> Any:
         """The lock that serialises requests (replies are matched to requests by order)."""
-        import threading
-
         return threading.Lock()
 
     def __repr__(self) -> str:
@@ -402,8 +402,6 @@ class WebSocketCommon:
 
     def _connect_options(self, headers: Mapping[str, str]) -> dict[str, Any]:
         """Options for opening a connection (named as websockets' ``connect`` takes them)."""
-        import logging
-
         options: dict[str, Any] = {
             "open_timeout": self._connect_timeout_s,
             "close_timeout": 2.0,

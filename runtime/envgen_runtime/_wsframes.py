@@ -1,14 +1,10 @@
 """The WebSocket frame engine: websockets' sans-I/O ``ClientProtocol`` plus what a client adds.
 
-``FrameEngine`` does no I/O: the shells (``_wsdirect`` on a blocking socket, ``_wsasync``
-on asyncio) give it the bytes they read and write what it wants sent. It builds the opening
-handshake, reassembles fragmented messages, decodes text (invalid UTF-8 fails the
-connection with 1007, as websockets does), lets the protocol answer pings and close frames,
-keeps received messages until they are read, and decides keepalive: ping a server that has
-been silent for ``PING_INTERVAL_S`` and fail the connection (1011) if it stays silent
-``PING_TIMEOUT_S`` longer. ``hops`` follows redirects of the handshake. Failures surface
-as websockets' own exceptions (``ConnectionClosed``, ``InvalidStatus``, ...), which
-``_wsengine.map_websockets`` maps.
+``FrameEngine`` does no I/O: the shells (``_wsdirect``, ``_wsasync``) feed it what they
+read and write what it wants sent. It reassembles and decodes messages (invalid UTF-8 fails
+with 1007, as websockets does), keeps them until read, and decides keepalive (ping a server
+silent for ``PING_INTERVAL_S``, fail with 1011 after ``PING_TIMEOUT_S`` more); ``hops``
+follows redirects. Failures are websockets' exceptions, mapped by ``_wsengine``.
 """
 
 from __future__ import annotations
@@ -53,13 +49,8 @@ class FrameEngine:
 
     def __init__(self, url: str, options: Mapping[str, Any]) -> None:
         """``options`` as ``WebSocketCommon._connect_options`` makes them (websockets' names)."""
-        compression = options.get("compression", "deflate")
-        if compression == "deflate":
-            extensions = enable_client_permessage_deflate(None)
-        elif compression is None:
-            extensions = None
-        else:
-            raise ValueError(f"unsupported compression: {compression}")
+        deflate = options.get("compression", "deflate") is not None
+        extensions = enable_client_permessage_deflate(None) if deflate else None
         self.uri: WebSocketURI = parse_uri(url)
         protocol = ClientProtocol(
             self.uri,
