@@ -31,12 +31,8 @@ class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):
     Subclasses set ``SPEC`` and implement ``_step_payload``, ``_parse_result`` and
     ``_parse_state``; the transport (HTTP or WebSocket) and the server's lifecycle live here.
     Requests from several threads are serialised; for parallel episodes use one client per
-    thread (over WebSocket each client is its own server session).
-
-    Constructor: ``EnvClient(base_url=None, request_timeout_s=15.0, default_headers=None,
-    provider=None, *, transport=None, step_timeout_s=None, connect_timeout_s=None,
-    read_timeout_s=None, retry=None, trace=False, strict=False,
-    max_message_bytes=100 MiB)``; see ``ClientCore``.
+    thread (over WebSocket each client is its own server session). The constructor's
+    options are documented on ``ClientCore.__init__``.
     """
 
     _TRANSPORTS = (HttpTransport, WebSocketTransport)
