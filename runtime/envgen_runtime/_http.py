@@ -93,8 +93,7 @@ class HttpTransport(HttpEngine):
     def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
         """Close pooled connections; later requests also carry ``headers`` (until the next)."""
         with self._lock:
-            self.set_session_headers(headers)
-            self._run(self.close_flow())
+            self._run(self.reconnect_flow(headers))
 
     def close(self) -> None:
         """Close the pooled connection; idempotent."""

@@ -92,8 +92,7 @@ class AsyncHttpTransport(HttpEngine):
     async def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
         """Close pooled connections; later requests also carry ``headers`` (until the next)."""
         async with self._lock:
-            self.set_session_headers(headers)
-            await self._run(self.close_flow())
+            await self._run(self.reconnect_flow(headers))
 
     async def close(self) -> None:
         """Close the pooled connection; idempotent."""

@@ -99,27 +99,22 @@ class Route(NamedTuple):
     proxy_headers: dict[str, str]
 
 
-def _env_proxy(base_url: str) -> str | None:
-    """The proxy the environment names for ``base_url`` (``no_proxy`` respected), if any."""
-    import urllib.request  # only here: it imports http.client
-
-    parts = urlsplit(base_url)
-    proxies = urllib.request.getproxies()
-    proxy = proxies.get(parts.scheme) or proxies.get("all")
-    host = parts.hostname or ""
-    if not proxy or urllib.request.proxy_bypass(f"{host}:{parts.port}" if parts.port else host):
-        return None
-    return proxy
-
-
 def route_for(base_url: str, *, proxies: bool) -> Route:
-    """The route to ``base_url``; with ``proxies``, through the environment's proxy if any."""
+    """The route to ``base_url``; with ``proxies``, through the environment's proxy if any
+    (``http_proxy``, ``https_proxy``, ``all_proxy``; ``no_proxy`` respected)."""
     parts = urlsplit(base_url)
     host = parts.hostname or ""
     secure = parts.scheme == "https"
     port = parts.port or (443 if secure else 80)
-    proxy = _env_proxy(base_url) if proxies else None
-    if proxy is None:
+    proxy = None
+    if proxies:
+        import urllib.request  # only here: it imports http.client
+
+        found = urllib.request.getproxies()
+        proxy = found.get(parts.scheme) or found.get("all")
+        if proxy and urllib.request.proxy_bypass(f"{host}:{parts.port}" if parts.port else host):
+            proxy = None
+    if not proxy:
         return Route(host, port, host if secure else None, None, False, {})
     proxy_parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
     if proxy_parts.scheme != "http":
@@ -266,12 +261,13 @@ class HttpEngine:
         if self._closed:
             raise EnvgenRuntimeError(f"{what} failed: this {type(self).__name__} is closed")
 
-    def set_session_headers(self, headers: Mapping[str, str] | None) -> None:
-        """Later requests also carry ``headers`` (until the next call); see ``reconnect``."""
+    def reconnect_flow(self, headers: Mapping[str, str] | None) -> Flow:
+        """Close the connection; later requests also carry ``headers`` (until the next call)."""
         session_headers = check_headers(headers)
         self._check_open("reconnect")
         self._session_headers = session_headers
         self._pool_headers = self._base_headers()
+        yield from self.close_flow()
 
     @staticmethod
     def tls_context() -> Any:

@@ -21,11 +21,8 @@ _MAX_CHUNK_LINE = 4096
 
 
 class HttpProtocolError(ConnectionError):
-    """A reply that is not HTTP/1.x, or a connection that ended before its reply did.
-
-    A ``ConnectionError``, as the connection cannot be used any more: the runtime maps it
-    to ``EnvConnectionError`` like any other lost connection.
-    """
+    """A reply that is not HTTP/1.x, or a connection that ended before its reply did (the
+    connection is unusable: the runtime maps it to ``EnvConnectionError``)."""
 
 
 @dataclass(slots=True)
