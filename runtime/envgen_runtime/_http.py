@@ -17,7 +17,6 @@ from ._transport import Op
 if TYPE_CHECKING:
     import socket
 
-__all__ = ["HttpTransport", "dropped"]
 
 _SLACK_S = 0.05
 """A read may overrun its reply's deadline by this much before the socket timeout is cut."""

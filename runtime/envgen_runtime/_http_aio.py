@@ -14,8 +14,6 @@ import asyncio
 import time
 from typing import Any
 
-__all__ = ["Connection"]
-
 _EARLY_S = 0.001
 """A timer may fire this much before its deadline (the loop's clock resolution)."""
 

@@ -17,8 +17,6 @@ from ._transport import Op
 if TYPE_CHECKING:
     from ._http_aio import Connection
 
-__all__ = ["AsyncHttpTransport"]
-
 
 class AsyncHttpTransport(HttpEngine):
     """One keep-alive connection (``_http_aio``) to a stateful OpenEnv HTTP server.

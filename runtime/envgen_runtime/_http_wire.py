@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["HttpProtocolError", "Reply", "ReplyParser", "request_bytes"]
-
 MAX_HEAD_BYTES = 65536  # status line plus headers (http.client allows 64 KiB a line)
 MAX_HEADERS = 100  # header lines in one reply (as http.client)
 _MAX_CHUNK_LINE = 4096

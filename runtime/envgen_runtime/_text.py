@@ -7,8 +7,6 @@ import json
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["BODY_LIMIT", "RECEIVED_LIMIT", "quote", "redact_url", "truncate"]
-
 RECEIVED_LIMIT = 500
 """How much of an unexpected reply is quoted in an error (characters)."""
 
