@@ -215,9 +215,12 @@ class LocalDockerProvider(ProviderContext):
     ``ProviderError`` carries its exit code and last log lines. ``stop()`` (also run by a
     client's ``close()``, context exit and interpreter exit) stops and removes it.
 
-    Every other keyword is passed to docker-py's ``containers.create``: ``environment``,
-    ``volumes``, ``command``, ``mem_limit``, ``nano_cpus``, ``network``, ``ports`` (merged
-    with the server's), ``labels`` (merged; envgen's own labels win), and so on.
+    ``docker_client`` is a docker-py ``DockerClient`` to use instead of ``docker.from_env()``
+    (the provider does not close it); ``missing_image_hint`` replaces the advice given when
+    the image is not present locally. Every other keyword is passed to docker-py's
+    ``containers.create``: ``environment``, ``volumes``, ``command``, ``mem_limit``,
+    ``nano_cpus``, ``network``, ``ports`` (merged with the server's), ``labels`` (merged;
+    envgen's own labels win), and so on. Nothing talks to the engine until ``start()``.
     """
 
     def __init__(
@@ -236,12 +239,6 @@ class LocalDockerProvider(ProviderContext):
         missing_image_hint: str | None = None,
         **run_options: Any,
     ) -> None:
-        """Configure the container; nothing talks to the engine until ``start()``.
-
-        ``docker_client`` is a docker-py ``DockerClient`` to use instead of
-        ``docker.from_env()`` (it is not closed by the provider). ``missing_image_hint``
-        replaces the advice given when the image is not present locally.
-        """
         if not image or not isinstance(image, str):
             raise ValueError(f"image must be a non-empty string, got {image!r}")
         check_port("port", port)

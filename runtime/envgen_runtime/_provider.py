@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 
 from . import _exit_stop
 from ._exceptions import ProviderError
@@ -220,7 +220,6 @@ class LocalProcessProvider(ProviderContext):
         self._transport = transport
         self._lock = threading.RLock()
         self._process: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
         self.log_path: str | None = None
         """The temporary file holding the server's output while it runs."""
         self.port: int | None = None
@@ -290,7 +289,7 @@ class LocalProcessProvider(ProviderContext):
         log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the server
             prefix="envgen-server-", suffix=".log", delete=False
         )
-        self._log, self.log_path = log, log.name
+        self.log_path = log.name
         started = time.monotonic()
         try:
             process = subprocess.Popen(
@@ -305,6 +304,8 @@ class LocalProcessProvider(ProviderContext):
         except OSError as exc:
             self._discard_log()
             raise ProviderError(f"cannot run server command `{shlex.join(argv)}`: {exc}") from exc
+        finally:
+            log.close()  # the server writes through its own descriptor
         self._process = process
         _exit_stop.register(self)
         host = connect_host(self._host)
@@ -338,11 +339,7 @@ class LocalProcessProvider(ProviderContext):
         return start_failure(f"server `{shlex.join(self.argv)}` {how}", output, exit_code)
 
     def _discard_log(self) -> None:
-        log, path = self._log, self.log_path
-        self._log = self.log_path = None
-        if log is not None:
-            with contextlib.suppress(OSError):
-                log.close()
+        path, self.log_path = self.log_path, None
         if path is not None:
             with contextlib.suppress(OSError):
                 os.unlink(path)

@@ -95,10 +95,6 @@ class _ServerHost:
         if self._provider is not None:
             self._provider.stop()
 
-    def output_tail(self) -> str:
-        """The server's last lines of output."""
-        return self._provider.output_tail() if self._provider is not None else ""
-
 
 @functools.cache
 def _actor_class() -> Any:
