@@ -27,7 +27,6 @@ class AsyncWebSocketTransport(WebSocketCommon):
     order). Use it from one event loop.
     """
 
-    _kind = "AsyncWebSocketTransport"
     _conn: AsyncConnection | LibraryConnection | None
 
     @staticmethod

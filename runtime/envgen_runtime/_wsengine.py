@@ -282,7 +282,6 @@ class WebSocketCommon:
     opens sessions inside ``with self._opening(...)``.
     """
 
-    _kind = "WebSocketTransport"
     _conn: Any
 
     def __init__(
@@ -319,7 +318,7 @@ class WebSocketCommon:
         return threading.Lock()
 
     def __repr__(self) -> str:
-        return f"{self._kind}({redact_url(self._url)!r}, timeout_s={self._timeout_s})"
+        return f"{type(self).__name__}({redact_url(self._url)!r}, timeout_s={self._timeout_s})"
 
     @property
     def url(self) -> str:
@@ -364,7 +363,7 @@ class WebSocketCommon:
 
     def _check_open(self, what: str) -> None:
         if self._closed:
-            raise EnvgenRuntimeError(f"{what} failed: this {self._kind} is closed")
+            raise EnvgenRuntimeError(f"{what} failed: this {type(self).__name__} is closed")
 
     def _check_not_lost(self, op: Op) -> None:
         """A lost session is replaced only by a reset (a new episode anyway)."""
@@ -393,13 +392,6 @@ class WebSocketCommon:
                     "carrying them"
                 )
 
-    def _handshake(self, headers: Mapping[str, str] | None) -> dict[str, str]:
-        """Headers for a new session: defaults, reconnect()'s, the call's, a traceparent."""
-        merged = merge_headers(self._headers, self._sticky_headers, check_headers(headers))
-        if self._trace is not None and not has_header(merged, "traceparent"):
-            merged["traceparent"] = self._trace.traceparent()
-        return merged
-
     def _connect_options(self, headers: Mapping[str, str]) -> dict[str, Any]:
         """Options for opening a connection (named as websockets' ``connect`` takes them)."""
         options: dict[str, Any] = {
@@ -419,8 +411,13 @@ class WebSocketCommon:
 
     @contextmanager
     def _opening(self, op: str, headers: Mapping[str, str] | None) -> Iterator[Opening]:
-        """Around a shell's connect: options in, errors mapped, the session counted."""
-        handshake = self._handshake(headers)
+        """Around a shell's connect: options in, errors mapped, the session counted.
+
+        The handshake carries the defaults, reconnect()'s headers, the call's, a traceparent.
+        """
+        handshake = merge_headers(self._headers, self._sticky_headers, check_headers(headers))
+        if self._trace is not None and not has_header(handshake, "traceparent"):
+            handshake["traceparent"] = self._trace.traceparent()
         opening = Opening(self._url, self._connect_options(handshake))
         try:
             yield opening
