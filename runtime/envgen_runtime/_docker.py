@@ -196,15 +196,6 @@ def _published_host(host: str, client: Any) -> str:
     return connect_host(host)
 
 
-def _container_logs(container: Any, tail: int = OUTPUT_TAIL_LINES) -> str:
-    try:
-        data = container.logs(stdout=True, stderr=True, tail=tail)
-    except Exception:  # the logs only decorate an error: never mask it
-        return ""
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data)
-    return "\n".join(text.splitlines()[-tail:])
-
-
 class LocalDockerProvider(ProviderContext):
     """Runs an environment server in a container on a local (or ``DOCKER_HOST``) engine.
 
@@ -285,27 +276,29 @@ class LocalDockerProvider(ProviderContext):
     def logs(self, tail: int = OUTPUT_TAIL_LINES) -> str:
         """The last ``tail`` lines the container printed (stdout and stderr), or ``""``."""
         container = self._container
-        return _container_logs(container, tail) if container is not None else ""
+        if container is None:
+            return ""
+        try:
+            data = container.logs(stdout=True, stderr=True, tail=tail)
+        except Exception:  # the logs only decorate a start error: never mask it
+            return ""
+        text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data)
+        return "\n".join(text.splitlines()[-tail:])
 
     def start(self) -> str:
         """Create and start the container, wait until it is healthy, return its base URL."""
         with self._lock:
             if self._base_url is not None and self._container is not None:
                 return self._base_url
-            client = self._engine()
+            if self._given_client is None and self._client is None:
+                self._client = docker_client()
+            client = self._given_client or self._client
             try:
                 self._ensure_image(client)
                 return self._start_container(client)
             except BaseException:
                 self._release_client()
                 raise
-
-    def _engine(self) -> Any:
-        if self._given_client is not None:
-            return self._given_client
-        if self._client is None:
-            self._client = docker_client()
-        return self._client
 
     def _release_client(self) -> None:
         client, self._client = self._client, None
@@ -396,7 +389,7 @@ class LocalDockerProvider(ProviderContext):
                 raise start_failure(
                     f"{name} {how} after {time.monotonic() - started:.1f} s, before answering "
                     f"GET {url}.",
-                    _container_logs(container),
+                    self.logs(),
                     code,
                     "log",
                 )
@@ -415,7 +408,7 @@ class LocalDockerProvider(ProviderContext):
                     f"but never answered GET {url} with 200 (raise startup_timeout_s if it is "
                     f"just slow; the server must listen on 0.0.0.0:{self._port} inside the "
                     "container).",
-                    _container_logs(container),
+                    self.logs(),
                     None,
                     "log",
                 )
