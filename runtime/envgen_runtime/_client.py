@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
-from ._base import ClientCore
+from ._base import ActT, ClientCore, ObsT, StateT
 from ._exceptions import EnvgenRuntimeError
 from ._http import HttpTransport
 from ._launchers import ProviderLaunchers
@@ -19,10 +19,6 @@ from ._transport import Op, Transport
 from ._websocket import WebSocketTransport
 
 __all__ = ["EnvClient"]
-
-ActT = TypeVar("ActT")
-ObsT = TypeVar("ObsT")
-StateT = TypeVar("StateT")
 
 
 class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
-from ._base import ClientCore
+from ._base import ActT, ClientCore, ObsT, StateT
 from ._exceptions import EnvgenRuntimeError
 from ._http_async import AsyncHttpTransport
 from ._launchers import AsyncClientStart, AsyncProviderLaunchers
@@ -22,10 +22,6 @@ from ._transport import AsyncTransport, Op
 from ._websocket_async import AsyncWebSocketTransport
 
 __all__ = ["AsyncClientStart", "AsyncEnvClient"]
-
-ActT = TypeVar("ActT")
-ObsT = TypeVar("ObsT")
-StateT = TypeVar("StateT")
 
 
 class AsyncEnvClient(AsyncProviderLaunchers, ClientCore[ActT, ObsT, StateT, AsyncTransport]):
