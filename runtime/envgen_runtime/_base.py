@@ -276,13 +276,9 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
     def _reset_body(
         seed: int | None, episode_id: str | None, kwargs: Mapping[str, Any]
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {}
-        if seed is not None:
-            body["seed"] = seed
-        if episode_id is not None:
-            body["episode_id"] = episode_id
-        body.update(kwargs)
-        return body
+        """Only the arguments given: the server applies its own defaults to the rest."""
+        given = {"seed": seed, "episode_id": episode_id}
+        return {**{k: v for k, v in given.items() if v is not None}, **kwargs}
 
     def _retry_delay(self, op: Op, exc: EnvgenRuntimeError, attempt: int) -> float:
         """Seconds to wait before retrying ``op`` after ``exc``; raises ``exc`` when not retried.
