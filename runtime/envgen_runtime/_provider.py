@@ -28,8 +28,9 @@ __all__ = ["LocalProcessProvider", "Provider"]
 OUTPUT_TAIL_LINES = 40
 """How many lines of a server's output (or a container's log) a start failure quotes."""
 _TERMINATE_GRACE_S = 5.0
-_PLACEHOLDER = re.compile(r"\{(python|host|port|transport)\}")
-_ADDRESS_IN_USE = re.compile(r"address already in use|errno 98\b|eaddrinuse|errno 48\b", re.I)
+_PLACEHOLDER = r"\{(python|host|port|transport)\}"
+_ADDRESS_IN_USE = r"(?i)address already in use|errno 98\b|eaddrinuse|errno 48\b"
+"""Patterns compiled (and cached by ``re``) on first use: a client's import skips them."""
 
 
 @runtime_checkable
@@ -242,7 +243,7 @@ class LocalProcessProvider(ProviderContext):
             "port": str(port),
             "transport": self._transport,
         }
-        return tuple(_PLACEHOLDER.sub(lambda m: values[m[1]], arg) for arg in self._command)
+        return tuple(re.sub(_PLACEHOLDER, lambda m: values[m[1]], arg) for arg in self._command)
 
     def output_tail(self, lines: int = OUTPUT_TAIL_LINES) -> str:
         """The last ``lines`` lines the server printed (stdout and stderr together)."""
@@ -274,7 +275,7 @@ class LocalProcessProvider(ProviderContext):
                 try:
                     return self._start_once(port)
                 except ProviderError as exc:
-                    clash = exc.exit_code is not None and _ADDRESS_IN_USE.search(exc.output)
+                    clash = exc.exit_code is not None and re.search(_ADDRESS_IN_USE, exc.output)
                     if not clash or self.start_attempts >= attempts:
                         raise
 
