@@ -25,7 +25,7 @@ import time
 import weakref
 from typing import Any
 
-from websockets.exceptions import InvalidMessage
+from websockets.exceptions import ConnectionClosed, InvalidMessage
 from websockets.frames import CloseCode
 from websockets.protocol import State
 
@@ -148,22 +148,26 @@ class DirectConnection:
                     wait = deadline - time.monotonic()
                 if wait <= 0:
                     raise TimeoutError("timed out while waiting for a message")
-            if wait != self._sock_timeout:
-                self._set_timeout(wait)
-            try:
-                data = self._sock.recv(_BUFSIZE)
-            except _TIMED_OUT:
-                raise TimeoutError("timed out while waiting for a message") from None
-            except OSError as exc:
-                self._abort(exc)
-                raise self._engine.close_exc() from None
-            if data:
-                self._feed(data)
-            else:
-                self._eof()
+            self._read(wait)
             if messages:
                 return messages.popleft()
             wait = None
+
+    def _read(self, wait: float | None) -> None:
+        """Feed the engine one read; TimeoutError if nothing came within ``wait`` seconds."""
+        if wait != self._sock_timeout:
+            self._set_timeout(wait)
+        try:
+            data = self._sock.recv(_BUFSIZE)
+        except _TIMED_OUT:
+            raise TimeoutError("timed out while waiting for a message") from None
+        except OSError as exc:
+            self._abort(exc)
+            raise self._engine.close_exc() from None
+        if data:
+            self._feed(data)
+        else:
+            self._eof()
 
     def close(self) -> None:
         """Perform the closing handshake (bounded by the close timeout) and close the socket."""
@@ -297,22 +301,15 @@ class DirectConnection:
             self._protocol.receive_eof()  # idempotent; makes the state CLOSED
             return
         deadline = time.monotonic() + self._close_timeout
-        while self._protocol.state is not _CLOSED:
+        while self._protocol.state is not _CLOSED and not self._sock_closed:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._engine.fail(TimeoutError("timed out while closing connection"))
                 break
             try:
-                self._set_timeout(remaining)
-                data = self._sock.recv(_BUFSIZE)
-            except OSError as exc:
-                if not isinstance(exc, _TIMED_OUT):
-                    self._engine.fail(exc)
+                self._read(remaining)
+            except (TimeoutError, ConnectionClosed):  # a failed read is recorded by _abort
                 break
-            if not data:
-                self._eof()
-                break
-            self._feed(data)
         self._close_socket()
         self._protocol.receive_eof()
 
