@@ -68,6 +68,7 @@ class AsyncConnection(asyncio.Protocol):
         for timer in (self._timer, self._expiry):
             if timer is not None:
                 timer.cancel()
+        self._timer = self._expiry = None  # a cancelled timer must never be taken as armed
         self._wake()
 
     def _flush(self) -> None:
