@@ -190,13 +190,11 @@ class WarmRenderer:
         self._stop()
 
     def _stop(self) -> None:
-        """End the worker: it is done (or about to be), or still warming up for nothing."""
+        """End the worker now, whether done or still warming up for nothing."""
         if self._worker is None or self._conn is None:
             return
         self._conn.close()
-        self._worker.join(timeout=0.05)
-        if self._worker.is_alive():
-            self._worker.terminate()
-            self._worker.join()
+        self._worker.terminate()  # it holds nothing: every reply it owed has been read
+        self._worker.join()
         self._worker.close()
         self._worker = self._conn = None

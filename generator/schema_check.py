@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import keyword
-from typing import Any
-
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError, best_match
+from typing import TYPE_CHECKING, Any
 
 from generator.errors import SchemaError
-from generator.meta_schema import is_valid_2020_12
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 # Keywords that only annotate: a root holding nothing else accepts any JSON value.
 _ANNOTATIONS = {"title", "description", "$schema", "$id", "$comment", "examples", "default"}
@@ -48,6 +47,12 @@ def check_meta_schema(doc: Any, display: str) -> None:
         )
     if isinstance(doc, bool):
         return
+    # Imported here: unpickling an env (in a worker) imports this module, not jsonschema.
+    from jsonschema import Draft202012Validator, validators
+    from jsonschema.exceptions import best_match
+
+    from generator.meta_schema import is_valid_2020_12
+
     validator_cls = validators.validator_for(doc, default=Draft202012Validator)
     error: ValidationError | None = None
     if validator_cls is not Draft202012Validator or not is_valid_2020_12(doc):
@@ -77,6 +82,9 @@ def _check_extensions(node: Any, display: str, path: list[str | int]) -> None:
         if key in _DATA:
             continue
         if key in _EXTENSIONS:
+            from jsonschema import Draft202012Validator
+            from jsonschema.exceptions import best_match
+
             error = best_match(Draft202012Validator(_EXTENSIONS[key]).iter_errors(value))
             if error is not None:
                 raise SchemaError(
