@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import atexit
+import gc
 import json
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from generator import cli
 from generator.cli import main
 from tests.helpers import REPO, write_env
 
@@ -96,3 +101,17 @@ def test_every_lazy_command_is_listed_and_loads() -> None:
     for name in ("containers", "diff", "image", "verify"):
         assert f"  {name} " in result.output
         assert CliRunner().invoke(main, [name, "--help"]).exit_code == 0, name
+
+
+def test_the_envgen_program_is_main_with_its_objects_frozen_out_of_the_exit_collection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "envgen"]
+    assert script.value == "generator.cli:run"
+    registered: list[object] = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    monkeypatch.setattr(sys, "argv", ["envgen", "--version"])
+    with pytest.raises(SystemExit) as stopped:
+        cli.run()
+    assert stopped.value.code == 0
+    assert registered == [gc.freeze]
