@@ -62,14 +62,30 @@ def render_one(layout: Layout, name: str, make_models: ModelMaker | None = None)
         return Rendered(name, env=env, render_error=exc)
 
 
-def _leave_interrupts() -> None:
-    """Workers ignore Ctrl-C: the parent gets it too and stops them (no traceback from each)."""
+def _worker_signals() -> None:
+    """A worker ignores Ctrl-C (the parent gets it too and stops it: no traceback from each)
+    and dies on SIGTERM, whatever handler it inherited from the calling program."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _forking_allowed() -> bool:
-    """Fork only where it exists and this process runs no other thread (forking one is unsafe)."""
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    """Fork only where it exists and this process runs no other thread (forking one is unsafe).
+
+    Threads started by native code (Ray's or gRPC's, in a program that embeds envgen) are
+    invisible to `threading`; on Linux the kernel's count of this process's tasks sees them.
+    """
+    if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+        return False
+    return _os_threads() <= 1
+
+
+def _os_threads() -> int:
+    """This process's threads as the kernel counts them (1 where that count is not readable)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
 
 
 def _cores() -> int:
@@ -109,7 +125,7 @@ def render_all(layout: Layout, names: list[str], jobs: int | None = None) -> lis
     first = render_one(layout, names[0])  # warms up the model generator for the workers
     rest = names[1:]
     chunk = max(1, len(rest) // (workers * 4))
-    with multiprocessing.get_context("fork").Pool(workers, initializer=_leave_interrupts) as pool:
+    with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals) as pool:
         results = pool.starmap(render_one, [(layout, name) for name in rest], chunksize=chunk)
     return [first, *results]
 
@@ -118,7 +134,7 @@ def _serve_models(conn: Connection) -> None:
     """The warm worker: warm the model generator up, then make the models it is sent."""
     from generator.modelgen import generate_env_models, warm_up
 
-    _leave_interrupts()
+    _worker_signals()
     warm_up()
     while True:
         try:
@@ -194,7 +210,9 @@ class WarmRenderer:
         if self._worker is None or self._conn is None:
             return
         self._conn.close()
-        self._worker.terminate()  # it holds nothing: every reply it owed has been read
+        # SIGKILL: it holds nothing (every reply it owed was read), and a SIGTERM handler it
+        # inherited from the calling program could keep it alive.
+        self._worker.kill()
         self._worker.join()
         self._worker.close()
         self._worker = self._conn = None

@@ -5,13 +5,16 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from generator import modelgen, render
+from generator import modelgen, parallel, render
 from generator.cli import main
 from generator.errors import EnvgenError, SchemaError
 from generator.loader import EnvInput, Layout
@@ -20,6 +23,13 @@ from generator.parallel import JOBS_VARIABLE, WarmRenderer, render_all, worker_c
 from tests.helpers import REPO, write_env
 
 EXAMPLES = ("coding_env", "echo_env", "grid_env", "quiz_env", "reacher_env")
+
+
+@pytest.fixture(autouse=True)
+def _no_native_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Earlier tests in this process may leave native threads (Ray's gRPC clients), which make
+    envgen refuse to fork; these tests are about the workers, so they see only Python's."""
+    monkeypatch.setattr(parallel, "_os_threads", lambda: threading.active_count())
 
 
 def _project(root: Path, extra: int = 3) -> list[str]:
@@ -200,3 +210,50 @@ def test_jobs_one_or_no_warm_flag_forks_no_worker(
         assert multiprocessing.active_children() == []
         renderer.render(names)
     assert log.read_text().split() == [str(os.getpid())] * 2
+
+
+def test_native_threads_invisible_to_threading_also_prevent_forking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert parallel._os_threads() >= threading.active_count() >= 1
+    monkeypatch.setattr(parallel, "_os_threads", lambda: 3)  # e.g. Ray's gRPC threads
+    assert worker_count(100, 2) == 1
+    with WarmRenderer(Layout.at(tmp_path)):
+        assert multiprocessing.active_children() == []
+
+
+_IGNORES_SIGTERM = """
+import signal, sys, threading
+from pathlib import Path
+from generator import modelgen
+from generator.loader import Layout
+from generator.parallel import WarmRenderer, render_all
+signal.signal(signal.SIGTERM, lambda *_: None)  # as a calling program (or Ray) may install
+layout = Layout.at(Path(sys.argv[1]))
+if sys.argv[2] == "pool":
+    render_all(layout, sys.argv[3:], 2)
+else:
+    modelgen.warm_up = threading.Event().wait  # still warming up when it is stopped
+    with WarmRenderer(layout) as renderer:
+        renderer.render([])
+print("stopped", flush=True)
+"""
+
+
+@pytest.mark.parametrize("workers", ["warm", "pool"])
+def test_workers_that_inherited_a_sigterm_handler_are_still_stopped(
+    tmp_path: Path, workers: str
+) -> None:
+    names = _project(tmp_path, extra=3) if workers == "pool" else []
+    argv = [sys.executable, "-c", _IGNORES_SIGTERM, str(tmp_path), workers, *names]
+    with subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, text=True) as caller:
+        try:
+            out, _ = caller.communicate(timeout=120)
+        except subprocess.TimeoutExpired:  # before the fix: the caller waited forever
+            for child in Path(f"/proc/{caller.pid}/task/{caller.pid}/children").read_text().split():
+                os.kill(int(child), signal.SIGKILL)  # the workers it would leave behind
+            caller.kill()
+            caller.communicate()
+            raise AssertionError("a worker outlived its stop") from None
+    assert caller.returncode == 0
+    assert out.split() == ["stopped"]
