@@ -81,7 +81,7 @@ def codegen_section(data: dict[str, Any]) -> list[str]:
         [
             ("envs", "envs"),
             ("cold_generate_s", "cold generate (s)"),
-            ("changed_one_s", "one env changed (s)"),
+            ("changed_one_s", "one env changed (s, median)"),
             ("noop_check_s", "no-op check (s)"),
             ("full_check_s", "check --no-cache (s)"),
             ("baseline_s", "baseline (s)"),

@@ -154,9 +154,9 @@ def write_envs(root: Path, count: int) -> list[str]:
     return names
 
 
-def touch_env(root: Path, name: str) -> None:
-    """A realistic edit: one new optional observation field."""
+def touch_env(root: Path, name: str, field: str = "added_later") -> None:
+    """A realistic edit: one new optional observation field (another `field` edits it again)."""
     path = root / "schemas" / name / "observation.schema.json"
     schema = json.loads(path.read_text())
-    schema["properties"]["added_later"] = {"type": "integer", "description": "new"}
+    schema["properties"][field] = {"type": "integer", "description": "new"}
     path.write_text(json.dumps(schema, indent=2))

@@ -20,4 +20,9 @@ def test_synthetic_envs_generate_and_a_touch_rerenders_one(tmp_path: Path) -> No
     assert [e.name for e in again.envs] == [names[1]]
     assert "added_later" in again.files[f"{names[1]}/models.py"]
     write(layout, again)
+    touch_env(tmp_path, names[1], field="added_again")  # a second edit of the same env
+    third = build(layout)
+    assert [e.name for e in third.envs] == [names[1]]
+    assert "added_again" in third.files[f"{names[1]}/models.py"]
+    write(layout, third)
     assert check(layout, build(layout, use_cache=False)).ok
