@@ -18,8 +18,7 @@ from ._headers import TraceContext, bearer_headers, check_headers, merge_headers
 from ._result import StepResult, build_step_result
 from ._retry import RetryPolicy
 from ._spec import TRANSPORTS, EnvSpec, TransportName
-from ._text import redact_url
-from ._transport import Op
+from ._transport import Limits, Op, positive
 
 if TYPE_CHECKING:
     from ._provider import Provider
@@ -50,11 +49,6 @@ class ClientOptions(TypedDict, total=False):
     max_message_bytes: int | None
 
 
-def _positive(name: str, value: float | None) -> None:
-    if value is not None and (isinstance(value, bool) or not value > 0):
-        raise ValueError(f"{name} must be positive, got {value!r}")
-
-
 def _trace_context(trace: bool | str | None) -> TraceContext | None:
     """``trace=True`` starts a trace; a traceparent string continues the caller's trace."""
     if trace is None or trace is False:
@@ -66,7 +60,7 @@ def _trace_context(trace: bool | str | None) -> TraceContext | None:
     raise TypeError("trace must be True, False or a W3C traceparent string")
 
 
-class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
+class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
     """Shared state and logic of a typed environment client (see ``EnvClient``)."""
 
     SPEC: ClassVar[EnvSpec]
@@ -106,10 +100,10 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         name = transport if transport is not None else spec.transport
         if name not in TRANSPORTS:
             raise ValueError(f"transport must be one of {TRANSPORTS}, got {name!r}")
-        _positive("request_timeout_s", request_timeout_s)
-        _positive("connect_timeout_s", connect_timeout_s)
-        _positive("read_timeout_s", read_timeout_s)
-        _positive("step_timeout_s", step_timeout_s)
+        positive("request_timeout_s", request_timeout_s)
+        positive("connect_timeout_s", connect_timeout_s)
+        positive("read_timeout_s", read_timeout_s)
+        positive("step_timeout_s", step_timeout_s)
         if max_message_bytes is not None and (
             isinstance(max_message_bytes, bool)
             or not isinstance(max_message_bytes, int)
@@ -128,8 +122,9 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         headers = check_headers(default_headers, what="default_headers")
         self._transport_name: TransportName = name
         self._request_timeout_s = request_timeout_s
-        self._connect_timeout_s = connect_timeout_s or request_timeout_s
-        self._read_timeout_s = read_timeout_s or request_timeout_s
+        self._set_limits(
+            read_timeout_s or request_timeout_s, connect_timeout_s or request_timeout_s
+        )
         self._step_timeout_s = step_timeout_s
         self._default_headers: Mapping[str, str] = MappingProxyType(headers)
         # The token is read once, here; it stays out of default_headers and of every repr.
@@ -169,7 +164,7 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         """Build the transport named by ``transport_name``, of the shell's kind."""
         http, websocket = self._TRANSPORTS
         options: dict[str, Any] = {
-            "timeout_s": self._read_timeout_s,
+            "timeout_s": self._timeout_s,
             "connect_timeout_s": self._connect_timeout_s,
             "headers": self._wire_headers,
             "trace": self._trace,
@@ -192,19 +187,6 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
     def request_timeout_s(self) -> float:
         """The simple timeout: connect and read timeouts default to it, in seconds."""
         return self._request_timeout_s
-
-    @property
-    def connect_timeout_s(self) -> float:
-        """Limit for opening a connection (a WebSocket handshake included), in seconds."""
-        return self._connect_timeout_s
-
-    @property
-    def read_timeout_s(self) -> float:
-        """Deadline for each whole reply, in seconds (an HTTP step's covers ``step_timeout_s``).
-
-        However slowly a server trickles a reply, the call raises EnvTimeoutError by then.
-        """
-        return self._read_timeout_s
 
     @property
     def max_message_bytes(self) -> int | None:
@@ -254,11 +236,8 @@ class ClientCore(ABC, Generic[ActT, ObsT, StateT, TransportT]):
         """Whether ``close()`` was called."""
         return self._closed
 
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}({redact_url(self._base_url)!r}, "
-            f"transport={self._transport_name!r})"
-        )
+    def _repr_args(self) -> tuple[str, str]:
+        return self._base_url, f"transport={self._transport_name!r}"
 
     def _require_transport(self, op: str) -> TransportT:
         if self._closed or self._transport is None:

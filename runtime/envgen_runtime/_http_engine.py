@@ -30,7 +30,7 @@ from ._headers import TraceContext, check_headers, has_header, merge_headers
 from ._http_wire import HttpProtocolError, Reply, ReplyParser, request_bytes
 from ._result import dumps_body, parse_json_object, request_role
 from ._text import BODY_LIMIT, RECEIVED_LIMIT, redact_url, truncate
-from ._transport import Op, is_loopback_url
+from ._transport import Limits, Op, is_loopback_url, positive
 
 # I/O actions: (kind, argument). OPEN (host, port, timeout) -> None; TLS (server name,
 # timeout) -> None; SEND (bytes, timeout) -> None; RECV deadline (time.monotonic()) -> bytes,
@@ -138,7 +138,7 @@ def route_for(base_url: str, *, proxies: bool) -> Route:
     return Route(proxy_host, proxy_port, host, tunnel, False, {})
 
 
-class HttpEngine:
+class HttpEngine(Limits):
     """Configuration, wire format and connection rules shared by both HTTP transports.
 
     ``timeout_s`` is a deadline for each whole reply (sending the request included, however
@@ -167,15 +167,11 @@ class HttpEngine:
                 f"{type(self).__name__} needs an http:// or https:// base URL, "
                 f"got {redact_url(base_url)}"
             )
-        limits = {"timeout_s": timeout_s, "connect_timeout_s": connect_timeout_s}
-        for name, value in {**limits, "step_timeout_s": step_timeout_s}.items():
-            if value is not None and value <= 0:
-                raise ValueError(f"{name} must be positive")
+        self._set_limits(timeout_s, connect_timeout_s)
+        positive("step_timeout_s", step_timeout_s)
         self._base_url = base_url.rstrip("/")
         self._origin_len = len(f"{parts.scheme}://{parts.netloc}")
         self._host_header = parts.netloc.rsplit("@", 1)[-1]
-        self._timeout_s = timeout_s
-        self._connect_timeout_s = connect_timeout_s if connect_timeout_s is not None else timeout_s
         self._headers = check_headers(headers)
         self._session_headers: dict[str, str] = {}
         self._step_timeout_s = step_timeout_s
@@ -199,23 +195,10 @@ class HttpEngine:
     def _init_io(self) -> None:
         """The shell's own state (its connection and lock)."""
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({redact_url(self._base_url)!r}, timeout_s={self._timeout_s})"
-
     @property
     def base_url(self) -> str:
         """The server's base URL (no trailing slash)."""
         return self._base_url
-
-    @property
-    def connect_timeout_s(self) -> float:
-        """Limit for opening a connection, in seconds."""
-        return self._connect_timeout_s
-
-    @property
-    def read_timeout_s(self) -> float:
-        """Deadline for each whole reply (a step's is stretched to cover ``step_timeout_s``)."""
-        return self._timeout_s
 
     def _base_headers(self) -> dict[str, str]:
         """Headers every request carries (Host first, as the standard library sends it)."""

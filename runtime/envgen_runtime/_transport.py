@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
+from ._text import redact_url
+
 __all__ = ["AsyncTransport", "Op", "Transport", "is_loopback_url"]
 
 Op = Literal["reset", "step", "state"]
@@ -47,6 +49,48 @@ class AsyncTransport(Protocol):
     async def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None: ...
 
     async def close(self) -> None: ...
+
+
+def positive(name: str, value: float | None) -> None:
+    """Reject a limit that is not a positive number (None: not given)."""
+    if value is not None and (isinstance(value, bool) or not value > 0):
+        raise ValueError(f"{name} must be positive, got {value!r}")
+
+
+class Limits:
+    """The connect and read limits and the repr that the clients and both engines share."""
+
+    _base_url: str
+    _timeout_s: float
+    _connect_timeout_s: float
+
+    def _set_limits(self, timeout_s: float, connect_timeout_s: float | None) -> None:
+        """``connect_timeout_s`` defaults to ``timeout_s``."""
+        positive("timeout_s", timeout_s)
+        positive("connect_timeout_s", connect_timeout_s)
+        self._timeout_s = timeout_s
+        self._connect_timeout_s = timeout_s if connect_timeout_s is None else connect_timeout_s
+
+    @property
+    def connect_timeout_s(self) -> float:
+        """Limit for opening a connection (a WebSocket handshake included), in seconds."""
+        return self._connect_timeout_s
+
+    @property
+    def read_timeout_s(self) -> float:
+        """Deadline for each whole reply, in seconds (an HTTP step's covers ``step_timeout_s``).
+
+        However slowly a server trickles a reply, the call raises EnvTimeoutError by then.
+        """
+        return self._timeout_s
+
+    def _repr_args(self) -> tuple[str, str]:
+        """The URL a repr shows (redacted there) and what follows it."""
+        return self._base_url, f"timeout_s={self._timeout_s}"
+
+    def __repr__(self) -> str:
+        url, rest = self._repr_args()
+        return f"{type(self).__name__}({redact_url(url)!r}, {rest})"
 
 
 def is_loopback_url(url: str) -> bool:
