@@ -23,7 +23,6 @@ from ._transport import Limits, Op, positive
 if TYPE_CHECKING:
     from ._provider import Provider
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "ClientCore", "ClientOptions"]
 
 DEFAULT_MAX_MESSAGE_BYTES = 100 * 1024 * 1024
 """The largest WebSocket message a client accepts unless told otherwise (100 MiB)."""

@@ -18,8 +18,6 @@ from ._result import StepResult
 from ._transport import Op, Transport
 from ._websocket import WebSocketTransport
 
-__all__ = ["EnvClient"]
-
 
 class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):
     """Typed client for one environment server; generated subclasses fill in the models.

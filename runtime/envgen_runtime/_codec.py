@@ -21,8 +21,6 @@ from pydantic_core import PydanticSerializationError
 from ._exceptions import EnvValidationError, ValidationIssue, validation_error
 from ._text import truncate
 
-__all__ = ["EnvModel", "ModelCodec"]
-
 T = TypeVar("T")
 
 

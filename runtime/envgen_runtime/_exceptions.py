@@ -38,20 +38,6 @@ from ._text import truncate
 if TYPE_CHECKING:
     import pydantic
 
-__all__ = [
-    "EnvConnectionError",
-    "EnvTimeoutError",
-    "EnvValidationError",
-    "EnvgenRuntimeError",
-    "MissingExtraError",
-    "ProtocolError",
-    "ProviderError",
-    "ServerError",
-    "ServerValidationError",
-    "SessionLostError",
-    "ValidationIssue",
-]
-
 
 def _restore(cls: type[EnvgenRuntimeError], message: str, state: dict[str, Any]) -> Any:
     """Rebuild a pickled runtime error without calling its keyword-only constructor."""

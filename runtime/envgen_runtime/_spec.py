@@ -6,8 +6,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["TRANSPORTS", "EnvSpec", "TransportName"]
-
 TransportName = Literal["http", "websocket"]
 TRANSPORTS: tuple[TransportName, ...] = ("http", "websocket")
 _ENV_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

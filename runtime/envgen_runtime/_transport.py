@@ -9,8 +9,6 @@ from urllib.parse import urlsplit
 
 from ._text import redact_url
 
-__all__ = ["AsyncTransport", "Op", "Transport", "is_loopback_url"]
-
 Op = Literal["reset", "step", "state"]
 
 
