@@ -18,13 +18,9 @@ one type; the subclasses say what went wrong and carry the data needed to act on
 So ``except ServerError`` catches every error the server reported, and
 ``except EnvValidationError`` catches every validation failure wherever it was detected.
 
-Low-level exceptions are translated to this tree next to the code that meets them: built-in
-I/O errors in ``_errormap``, websockets' and WebSocket error replies in ``_wsengine``, HTTP
-error replies in ``_http_engine``, docker's in ``_docker``, pydantic's and a server's
-validation errors here (``issues_from_wire``, ``validation_error``). Messages never contain
-header values. ``EnvConnectionError`` and ``EnvTimeoutError`` say whether they happened while
-connecting (``during_connect``): only then is nothing known to have reached the server, which
-is what makes a retry safe.
+Low-level exceptions are translated next to the code that meets them (``_errormap``,
+``_wsengine``, ``_http_engine``, ``_docker``; pydantic's and a server's validation errors
+here). Messages never contain header values.
 """
 
 from __future__ import annotations
@@ -214,20 +210,12 @@ class ValidationIssue:
         return line
 
 
-def _summary(issues: Sequence[ValidationIssue], limit: int = 20) -> str:
+def _summary(issues: Sequence[ValidationIssue], limit: int = 20) -> tuple[str, str]:
+    """'N error(s)' and the issues, one line each (at most ``limit``), for a message."""
     lines = [f"  - {issue.describe()}" for issue in issues[:limit]]
     if len(issues) > limit:
         lines.append(f"  ... and {len(issues) - limit} more")
-    return "\n".join(lines)
-
-
-def _count(issues: Sequence[ValidationIssue]) -> str:
-    return f"{len(issues)} error" + ("" if len(issues) == 1 else "s")
-
-
-def _validation_message(role: str, issues: Sequence[ValidationIssue], hint: str = "") -> str:
-    suffix = f"; {hint}" if hint else ""
-    return f"{role} failed validation ({_count(issues)}){suffix}:\n{_summary(issues)}"
+    return f"{len(issues)} error" + ("" if len(issues) == 1 else "s"), "\n".join(lines)
 
 
 class EnvValidationError(EnvgenRuntimeError):
@@ -243,11 +231,13 @@ class EnvValidationError(EnvgenRuntimeError):
         errors: Sequence[ValidationIssue],
         *,
         message: str | None = None,
+        hint: str = "",
     ) -> None:
         self.role = role
         self.errors: list[ValidationIssue] = list(errors)
         if message is None:
-            message = _validation_message(role, self.errors)
+            count, summary = _summary(self.errors)
+            message = f"{role} failed validation ({count}){f'; {hint}' if hint else ''}:\n{summary}"
         # Not super(): in ServerValidationError's MRO the next class is ServerError.
         EnvgenRuntimeError.__init__(self, message)
 
@@ -268,14 +258,12 @@ class ServerValidationError(EnvValidationError, ServerError):
         where = f"HTTP {status}" if status is not None else (code or "VALIDATION_ERROR")
         self.role = role
         self.errors = list(errors)
+        count, summary = _summary(self.errors)
         message = (
-            f"{op} failed: the server rejected the {role} ({where}, {_count(self.errors)}); "
-            "does the client match the server's schema?\n" + _summary(self.errors)
+            f"{op} failed: the server rejected the {role} ({where}, {count}); "
+            "does the client match the server's schema?\n" + summary
         )
         ServerError.__init__(self, status, body, op, code=code, message=message)
-
-
-# --------------------------------------------------------------------------- issues
 
 
 def issues_from_wire(errors: Any) -> list[ValidationIssue] | None:
@@ -309,5 +297,6 @@ def validation_error(
     role: str, exc: pydantic.ValidationError, *, hint: str = ""
 ) -> EnvValidationError:
     """Client-side validation failure of a generated model, naming every failing field."""
-    issues = issues_from_wire(exc.errors(include_url=False)) or []
-    return EnvValidationError(role, issues, message=_validation_message(role, issues, hint))
+    return EnvValidationError(
+        role, issues_from_wire(exc.errors(include_url=False)) or [], hint=hint
+    )
