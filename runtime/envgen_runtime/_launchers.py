@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass
 from types import MethodType
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar
 
@@ -63,12 +62,8 @@ def hub_image(repo_id: str, tag: str = "latest") -> str:
     return f"{HUB_REGISTRY}/{name}:{tag}"
 
 
-@dataclass(frozen=True)
-class LaunchPlan:
-    """What a launcher decided: the provider to run and the client's keyword options."""
-
-    provider: Provider
-    client_options: Mapping[str, Any]
+LaunchPlan = tuple["Provider", "Mapping[str, Any]"]
+"""What a launcher decided: the provider to run and the client's keyword options."""
 
 
 def _plan(provider: Provider, client_options: Mapping[str, Any] | None) -> LaunchPlan:
@@ -76,7 +71,7 @@ def _plan(provider: Provider, client_options: Mapping[str, Any] | None) -> Launc
     clash = {"base_url", "provider"} & options.keys()
     if clash:
         raise TypeError(f"client_options must not set {sorted(clash)}: the launcher does")
-    return LaunchPlan(provider, options)
+    return provider, options
 
 
 def local_process_plan(
@@ -239,14 +234,15 @@ def hub_plan(
 
 def _build_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> ClientT:
     """The sync shell: start the server in this thread (unless running), build the client."""
-    started = plan.provider.base_url is None
+    provider, options = plan
+    started = provider.base_url is None
     try:
         if started:
-            plan.provider.start()
-        return _owning_client(cls, plan, started)
+            provider.start()
+        return _owning_client(cls, provider, options, started)
     except BaseException:
         if started:  # a provider passed in running is only borrowed: leave it be
-            plan.provider.stop()
+            provider.stop()
         raise
 
 
@@ -259,21 +255,24 @@ async def _start_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> Client
     import asyncio
     import threading
 
-    started = plan.provider.base_url is None
+    provider, options = plan
+    started = provider.base_url is None
     try:
         if started:
-            await asyncio.to_thread(plan.provider.start)
-        return _owning_client(cls, plan, started)
+            await asyncio.to_thread(provider.start)
+        return _owning_client(cls, provider, options, started)
     except BaseException:
         if started:  # stopped in a thread: the start may still hold the provider's lock
-            stop = plan.provider.stop
+            stop = provider.stop
             threading.Thread(target=stop, name="envgen-provider-stop", daemon=True).start()
         raise
 
 
-def _owning_client(cls: Callable[..., ClientT], plan: LaunchPlan, started: bool) -> ClientT:
-    """The client around the plan's running provider; one ``started`` by the launch is owned."""
-    client = cls(provider=plan.provider, **plan.client_options)
+def _owning_client(
+    cls: Callable[..., ClientT], provider: Provider, options: Mapping[str, Any], started: bool
+) -> ClientT:
+    """The client around the running ``provider``; one ``started`` by the launch is owned."""
+    client = cls(provider=provider, **options)
     if started:
         client._owns_provider = True  # type: ignore[attr-defined]  # closing it stops the server
     return client
