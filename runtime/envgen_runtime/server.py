@@ -244,15 +244,14 @@ def _schemas(
     reset_cls: type[Any] | None,
 ) -> dict[str, Any]:
     """`GET /schema`: openenv's keys, plus `reset` (the reset parameters) when there are any."""
-    body = {
-        "action": action_cls.model_json_schema(),
-        "observation": observation_cls.model_json_schema(),
-        "reset_observation": observation_cls.model_json_schema(),
-        "state": state_cls.model_json_schema(),
+    roles = {
+        "action": action_cls,
+        "observation": observation_cls,
+        "reset_observation": observation_cls,
+        "state": state_cls,
+        "reset": reset_cls,
     }
-    if reset_cls is not None:
-        body["reset"] = reset_cls.model_json_schema()
-    return body
+    return {role: cls.model_json_schema() for role, cls in roles.items() if cls is not None}
 
 
 def websocket_app(
@@ -419,18 +418,7 @@ def main(
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--protocol", choices=PROTOCOLS, default="websocket")
-    args = parser.parse_args(argv)
-    serve(
-        environment_cls,
-        action_cls,
-        observation_cls,
-        state_cls,
-        name=name,
-        description=description,
-        version=version,
-        host=args.host,
-        port=args.port,
-        protocol=args.protocol,
-        max_concurrent_envs=max_concurrent_envs,
-        reset_cls=reset_cls,
-    )
+    info: dict[str, Any] = dict(name=name, description=description, version=version)
+    info.update(max_concurrent_envs=max_concurrent_envs, reset_cls=reset_cls)
+    info.update(vars(parser.parse_args(argv)))  # host, port, protocol
+    serve(environment_cls, action_cls, observation_cls, state_cls, **info)
