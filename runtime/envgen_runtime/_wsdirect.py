@@ -25,7 +25,7 @@ import time
 import weakref
 from typing import Any
 
-from websockets.exceptions import ConnectionClosed, InvalidMessage
+from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 from websockets.protocol import State
 
@@ -90,7 +90,6 @@ class DirectConnection:
         self._engine = engine
         self._protocol = engine.protocol
         self._messages = engine.messages
-        self._close_timeout = engine.close_timeout
         self._lock = threading.Lock()
         self._sock_timeout: float | None = _UNSET  # set on first use
         self._kernel = _KERNEL_TIMEOUTS and not isinstance(sock, ssl.SSLSocket)
@@ -189,7 +188,7 @@ class DirectConnection:
                 self._engine.close(CloseCode.GOING_AWAY)
                 data = b"".join(self._engine.outgoing())
                 with contextlib.suppress(OSError):
-                    self._sock.send(data, socket.MSG_DONTWAIT)
+                    self._sock.send(data, self._nowait())
                 self._close_socket()  # unregisters it from the keeper
             self._protocol.receive_eof()
 
@@ -201,11 +200,8 @@ class DirectConnection:
         with self._lock:
             sock.settimeout(max(deadline - time.monotonic(), 0.001))
             sock.sendall(b"".join(engine.outgoing()))
-            while engine.handshaking:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError("timed out while waiting for handshake response")
-                sock.settimeout(remaining)
+            while engine.handshaking:  # an EOF ends it too (InvalidMessage)
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
                 try:
                     data = sock.recv(_BUFSIZE)
                 except TimeoutError:
@@ -214,12 +210,7 @@ class DirectConnection:
                     engine.receive(data)
                 else:
                     engine.receive_eof()
-                    if engine.handshaking:
-                        raise InvalidMessage("connection closed during the opening handshake")
-                # Handshake writes can only be the end of stream after a failure.
-                for chunk in engine.outgoing():
-                    if not chunk:
-                        self._shutdown_write()
+                self._half_close()  # handshake writes can only be an EOF, after a failure
             engine.check_handshake()
             if self._kernel:
                 sock.settimeout(None)  # blocking; the kernel times reads and writes
@@ -233,13 +224,17 @@ class DirectConnection:
             self._sock.settimeout(seconds)
         self._sock_timeout = seconds
 
-    def _recv_nowait(self) -> bytes:
-        """What has arrived, without waiting; BlockingIOError (or SSLWantReadError) if nothing."""
+    def _nowait(self) -> int:
+        """The flags for a send or recv that does not wait.
+
+        MSG_DONTWAIT on a kernel-timed socket (a 1 us SO_RCVTIMEO would be a jiffy on Linux);
+        others (TLS takes no flags) are made non-blocking.
+        """
         if self._kernel:
-            return self._sock.recv(_BUFSIZE, socket.MSG_DONTWAIT)
+            return socket.MSG_DONTWAIT
         if self._sock_timeout != 0.0:
             self._set_timeout(0.0)
-        return self._sock.recv(_BUFSIZE)
+        return 0
 
     def _feed(self, data: bytes) -> None:
         """Give received bytes to the engine and send what it answers (pongs, closes)."""
@@ -263,7 +258,8 @@ class DirectConnection:
             self._set_timeout(SEND_TIMEOUT_S)
         for chunk in writes:
             if not chunk:
-                self._shutdown_write()
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_WR)
             elif kernel:
                 sock.sendall(chunk)  # SO_SNDTIMEO: a limit on each send() without progress
             else:
@@ -271,16 +267,16 @@ class DirectConnection:
                 while view:
                     view = view[sock.send(view) :]
 
-    def _shutdown_write(self) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_WR)
+    def _half_close(self) -> None:
+        """Write what the engine wants sent when it can only be the end of stream."""
+        if b"" in self._engine.outgoing():
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_WR)
 
     def _eof(self) -> None:
         """The server closed the TCP connection."""
         self._engine.receive_eof()
-        for chunk in self._engine.outgoing():
-            if not chunk:
-                self._shutdown_write()
+        self._half_close()
         self._close_socket()
 
     def _abort(self, exc: BaseException) -> None:
@@ -300,7 +296,7 @@ class DirectConnection:
         if self._sock_closed:
             self._protocol.receive_eof()  # idempotent; makes the state CLOSED
             return
-        deadline = time.monotonic() + self._close_timeout
+        deadline = time.monotonic() + self._engine.close_timeout
         while self._protocol.state is not _CLOSED and not self._sock_closed:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -320,32 +316,23 @@ class DirectConnection:
         try:
             if self._sock_closed:
                 return
-            chunks: list[bytes] = []
-            while True:
+            flags = self._nowait()
+            while not self._sock_closed:
                 try:
-                    data = self._recv_nowait()
+                    data = self._sock.recv(_BUFSIZE, flags)
                 except _WOULD_BLOCK:
                     break
-                except OSError as exc:
-                    self._abort(exc)
-                    return
-                chunks.append(data)
-                if not data:
-                    break
-            for data in chunks:
                 if data:
                     self._feed(data)
                 else:
                     self._eof()
-            if self._sock_closed:
-                return
-            failed = self._engine.keepalive(now)
-            with contextlib.suppress(OSError):
-                self._write(self._engine.outgoing())
-            if failed:
-                self._close_socket()
-                self._protocol.receive_eof()
-        except Exception as exc:  # never let one connection stop the keeper
+            if not self._sock_closed:
+                failed = self._engine.keepalive(now)
+                self._flush(raise_closed=False)
+                if failed:
+                    self._close_socket()
+                    self._protocol.receive_eof()
+        except Exception as exc:  # a failed read; never let one connection stop the keeper
             self._abort(exc)
         finally:
             self._lock.release()
@@ -357,17 +344,17 @@ class _Keeper:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._connections: weakref.WeakSet[DirectConnection] = weakref.WeakSet()
-        self._thread: threading.Thread | None = None
         self._wake = threading.Event()
+        self.running = False
 
     def register(self, conn: DirectConnection) -> None:
         with self._lock:
             self._connections.add(conn)
-            if self._thread is None:
-                self._thread = threading.Thread(
+            if not self.running:
+                self.running = True
+                threading.Thread(
                     target=self._run, name="envgen-websocket-keeper", daemon=True
-                )
-                self._thread.start()
+                ).start()
 
     def unregister(self, conn: DirectConnection) -> None:
         with self._lock:
@@ -377,28 +364,18 @@ class _Keeper:
         """Visit the connections now (tests; a changed ``KEEPER_INTERVAL_S``)."""
         self._wake.set()
 
-    @property
-    def running(self) -> bool:
-        with self._lock:
-            return self._thread is not None
-
     def _run(self) -> None:
         while True:
             self._wake.wait(KEEPER_INTERVAL_S)
             self._wake.clear()
-            if not self._visit():
-                return
-
-    def _visit(self) -> bool:
-        with self._lock:
-            connections = list(self._connections)
-            if not connections:
-                self._thread = None
-                return False
-        now = time.monotonic()
-        for conn in connections:
-            conn._keep_alive(now)
-        return True
+            with self._lock:
+                connections = list(self._connections)
+                if not connections:
+                    self.running = False
+                    return
+            now = time.monotonic()
+            for conn in connections:
+                conn._keep_alive(now)
 
 
 KEEPER = _Keeper()

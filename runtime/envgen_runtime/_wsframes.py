@@ -213,28 +213,26 @@ def redirect(
 
 
 class Hop(Catcher):
-    """One handshake attempt; a redirect it was refused with leads to the next."""
+    """One handshake attempt; a redirect it is refused with points it to the next URL."""
 
     def __init__(self, url: str, options: dict[str, Any]) -> None:
         self.url = url
         self.options = options
-        self.next: Hop | None = None
 
     def caught(self, exc: BaseException) -> bool:
         target = redirect(exc, self.url, self.options.get("additional_headers"))
-        if target is None:
-            return False
-        url, headers = target
-        self.next = Hop(url, {**self.options, "additional_headers": headers})
-        return True
+        if target is not None:
+            self.url, headers = target
+            self.options = {**self.options, "additional_headers": headers}
+        return target is not None
 
 
 def hops(url: str, options: dict[str, Any]) -> Iterator[Hop]:
-    """Handshake attempts for ``url``: the shell connects inside each and returns on success."""
-    hop: Hop | None = Hop(url, options)
+    """Handshake attempts for ``url``: the shell connects inside each and returns on success.
+
+    The shell's block returns or raises, so a hop is yielded again only after a redirect.
+    """
+    hop = Hop(url, options)
     for _ in range(MAX_REDIRECTS + 1):
-        if hop is None:
-            return
         yield hop
-        hop = hop.next
     raise SecurityError(f"more than {MAX_REDIRECTS} redirects")

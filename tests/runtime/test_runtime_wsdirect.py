@@ -10,12 +10,16 @@ import base64
 import gc
 import hashlib
 import json
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,7 +38,7 @@ from envgen_runtime._wsdirect import (
     connect_direct,
     direct_allowed,
 )
-from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK
+from websockets.exceptions import ConnectionClosed, ConnectionClosedError, ConnectionClosedOK
 from websockets.sync.client import ClientConnection
 from websockets.sync.server import serve
 
@@ -387,6 +391,54 @@ def test_receive_timeout_drops_the_connection() -> None:
         assert info.value.timeout_s == 0.3
         assert not transport.connected and transport.session_lost
         assert ended.wait(3)  # the server saw the connection end
+        transport.close()
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (made by the openssl CLI)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"),
+            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"),
+            *("-addext", "subjectAltName=IP:127.0.0.1"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+def test_timeout_over_tls_sends_going_away_and_closes(
+    tls_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Abandoning a TLS session must not wait, and must still say goodbye (1001) and hang up.
+    cert, key = tls_files
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the client trusts the test certificate
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    seen: list[int | None] = []
+
+    def handler(conn: Any) -> None:
+        try:
+            while True:
+                conn.recv()  # never answers
+        except ConnectionClosed:
+            seen.append(conn.close_code)
+
+    with ws_server(handler, ssl=context) as url:
+        transport = WebSocketTransport(url.replace("http", "https"), timeout_s=0.3)
+        with pytest.raises(EnvTimeoutError):
+            transport.request("state", {})
+        assert not transport.connected and transport.session_lost
+        deadline = time.monotonic() + 3
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert seen == [1001]
         transport.close()
 
 
