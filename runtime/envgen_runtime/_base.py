@@ -48,17 +48,6 @@ class ClientOptions(TypedDict, total=False):
     max_message_bytes: int | None
 
 
-def _trace_context(trace: bool | str | None) -> TraceContext | None:
-    """``trace=True`` starts a trace; a traceparent string continues the caller's trace."""
-    if trace is None or trace is False:
-        return None
-    if trace is True:
-        return TraceContext()
-    if isinstance(trace, str):
-        return TraceContext(trace)
-    raise TypeError("trace must be True, False or a W3C traceparent string")
-
-
 class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
     """Shared state and logic of a typed environment client (see ``EnvClient``)."""
 
@@ -111,6 +100,8 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
             raise ValueError(
                 f"max_message_bytes must be a positive int or None, got {max_message_bytes!r}"
             )
+        if not isinstance(trace, bool | str | None):
+            raise TypeError("trace must be True, False or a W3C traceparent string")
         if retry is not None and not isinstance(retry, RetryPolicy):
             raise TypeError("retry must be a RetryPolicy (RetryPolicy.never() disables retries)")
         if base_url is None and provider is None:
@@ -128,7 +119,10 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
         self._default_headers: Mapping[str, str] = MappingProxyType(headers)
         # The token is read once, here; it stays out of default_headers and of every repr.
         self._wire_headers = merge_headers(bearer_headers(spec.auth_token_env), headers)
-        self._trace = _trace_context(trace)
+        # trace=True starts a trace; a traceparent string continues the caller's trace.
+        self._trace = (
+            TraceContext(trace) if isinstance(trace, str) else TraceContext() if trace else None
+        )
         self._retry = retry if retry is not None else RetryPolicy()
         self._strict = bool(strict)
         self._max_message_bytes = max_message_bytes
@@ -176,11 +170,6 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
     def transport(self) -> TransportT:
         """The transport carrying requests (for diagnostics)."""
         return self._require_transport("transport")
-
-    @property
-    def base_url(self) -> str:
-        """The server's base URL."""
-        return self._base_url
 
     @property
     def request_timeout_s(self) -> float:

@@ -80,14 +80,6 @@ def http_error(status: int, text: str, *, op: str, url: str) -> ServerError:
     return ServerError(status, body, op, message=message)
 
 
-def _text(content: bytes, encoding: str | None) -> str:
-    """Decode an error body for a message, whatever charset the server claimed."""
-    try:
-        return content.decode(encoding or "utf-8", errors="replace")
-    except LookupError:
-        return content.decode("utf-8", errors="replace")
-
-
 class Route(NamedTuple):
     """Where connections go: the server itself or an ``http://`` proxy in front of it."""
 
@@ -141,14 +133,12 @@ def route_for(base_url: str, *, proxies: bool) -> Route:
 class HttpEngine(Limits):
     """Configuration, wire format and connection rules shared by both HTTP transports.
 
-    ``timeout_s`` is a deadline for each whole reply (sending the request included, however
-    slowly the server trickles bytes) and, unless ``connect_timeout_s`` is given, the limit
-    for opening a connection. ``step_timeout_s``, when given, is sent with every step as
-    ``timeout_s`` (the server's own limit for the action) and stretches a step's deadline.
-    ``trace`` adds a ``traceparent`` with a fresh span id to every request. One keep-alive
-    connection: an idle one the server closed is replaced; one that fails midway is closed
-    (never reused with a reply pending). The environment's proxy settings apply to
-    non-local servers.
+    ``timeout_s`` is a deadline for each whole reply (sending included) and, unless
+    ``connect_timeout_s`` is given, the connect limit. ``step_timeout_s`` is sent with every
+    step as the server's own limit and stretches a step's deadline. ``trace`` adds a
+    ``traceparent`` to every request. One keep-alive connection: an idle one the server
+    closed is replaced, one that fails midway is closed. The environment's proxy settings
+    apply to non-local servers.
     """
 
     def __init__(
@@ -194,11 +184,6 @@ class HttpEngine(Limits):
 
     def _init_io(self) -> None:
         """The shell's own state (its connection and lock)."""
-
-    @property
-    def base_url(self) -> str:
-        """The server's base URL (no trailing slash)."""
-        return self._base_url
 
     def _base_headers(self) -> dict[str, str]:
         """Headers every request carries (Host first, as the standard library sends it)."""
@@ -313,10 +298,12 @@ class HttpEngine(Limits):
         suspect, self._suspect = self._suspect, False
         if not reply.keep_alive:
             yield from self.close_flow()
-        status = reply.status
-        if not 200 <= status < 300:  # the charset only matters for quoting an error body
-            text = _text(reply.body, reply.charset())
-            raise http_error(status, text, op=op, url=url)
+        if not 200 <= reply.status < 300:  # the charset only matters for quoting an error body
+            try:
+                text = reply.body.decode(reply.charset() or "utf-8", errors="replace")
+            except LookupError:  # a charset Python does not know
+                text = reply.body.decode("utf-8", errors="replace")
+            raise http_error(reply.status, text, op=op, url=url)
         source = f"the reply from {redact_url(url)}"
         return parse_json_object(reply.body, op=op, source=source), suspect
 

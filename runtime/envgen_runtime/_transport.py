@@ -70,6 +70,11 @@ class Limits:
         self._connect_timeout_s = timeout_s if connect_timeout_s is None else connect_timeout_s
 
     @property
+    def base_url(self) -> str:
+        """The server's base URL (no trailing slash)."""
+        return self._base_url
+
+    @property
     def connect_timeout_s(self) -> float:
         """Limit for opening a connection (a WebSocket handshake included), in seconds."""
         return self._connect_timeout_s
