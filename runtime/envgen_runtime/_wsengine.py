@@ -4,14 +4,11 @@ One ``/ws`` connection is one server session (one episode); the messages are in 
 Replies carry no request id, so a late reply would be read as the answer to the next
 request: a receive timeout closes the socket, and the session and its episode are lost.
 ``step``/``state`` then raise ``SessionLostError`` rather than quietly open a fresh
-server-side environment; ``reset`` and ``reconnect()`` open a new session, and a ``reset``
-on a session the server closed while idle goes to a new session once. Headers travel only
-with the handshake.
+server-side environment. Headers travel only with the handshake.
 
 ``WebSocketCommon`` decides for both shells (``_websocket``, ``_websocket_async``), which
-only open connections, move bytes and wait; frames are ``_wsframes``. websockets'
-exceptions are mapped here, next to the engine that raises them, without importing
-websockets (this module is imported with the package).
+only open connections, move bytes and wait. websockets' exceptions are mapped here without
+importing websockets (this module is imported with the package).
 """
 
 from __future__ import annotations
@@ -40,7 +37,7 @@ from ._exceptions import (
 from ._headers import RedactingLogger, TraceContext, check_headers, has_header, merge_headers
 from ._result import dumps_body, parse_json_object, request_role
 from ._text import BODY_LIMIT, quote, redact_url, truncate
-from ._transport import Op, is_loopback_url
+from ._transport import Limits, Op, is_loopback_url
 
 __all__ = [
     "CLOSE_MESSAGE",
@@ -259,10 +256,17 @@ class Flow(Catcher):
             if not reused:
                 raise exc
             if op != "reset":  # this call is the first to learn the session is gone
-                raise SessionLostError(exc.message, op=op, url=session._url) from exc.__cause__
+                raise SessionLostError(exc.message, op=op, url=session._base_url) from exc.__cause__
             self._first = False
             yield None
-        self.data = session._finish(op, self.raw)
+        try:
+            self.data = session._parse_reply(op, self.raw)
+        except EnvgenRuntimeError as error:
+            # Only an error message the server does not follow with a close (a failed step,
+            # a rejected action) leaves the stream in step, and so keeps the session.
+            if not (isinstance(error, ServerError) and error.code not in _SESSION_ENDING):
+                session._drop(session._reason(error))
+            raise
 
 
 class Opening:
@@ -274,7 +278,7 @@ class Opening:
         self.conn: Any = None
 
 
-class WebSocketCommon:
+class WebSocketCommon(Limits):
     """Configuration, session bookkeeping and message format shared by sync and async.
 
     ``timeout_s`` bounds waiting for each reply and, unless ``connect_timeout_s`` is given,
@@ -294,13 +298,8 @@ class WebSocketCommon:
         connect_timeout_s: float | None = None,
         trace: TraceContext | None = None,
     ) -> None:
-        if timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
-        if connect_timeout_s is not None and connect_timeout_s <= 0:
-            raise ValueError("connect_timeout_s must be positive")
-        self._url = websocket_url(base_url)
-        self._timeout_s = timeout_s
-        self._connect_timeout_s = connect_timeout_s if connect_timeout_s is not None else timeout_s
+        self._set_limits(timeout_s, connect_timeout_s)
+        self._base_url = websocket_url(base_url)
         self._headers = check_headers(headers, what="headers")
         self._sticky_headers: dict[str, str] = {}
         self._handshake_headers: dict[str, str] = {}
@@ -317,23 +316,10 @@ class WebSocketCommon:
         """The lock that serialises requests (replies are matched to requests by order)."""
         return threading.Lock()
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({redact_url(self._url)!r}, timeout_s={self._timeout_s})"
-
     @property
     def url(self) -> str:
-        """The ``ws://.../ws`` endpoint."""
-        return self._url
-
-    @property
-    def connect_timeout_s(self) -> float:
-        """Limit for the opening handshake, in seconds."""
-        return self._connect_timeout_s
-
-    @property
-    def read_timeout_s(self) -> float:
-        """Limit for each reply, in seconds."""
-        return self._timeout_s
+        """The ``ws://.../ws`` endpoint (also ``base_url``)."""
+        return self._base_url
 
     @property
     def sessions_opened(self) -> int:
@@ -374,7 +360,7 @@ class WebSocketCommon:
                 "fresh environment, so nothing was sent: call reset() to start a new episode "
                 "(or reconnect() to open a new session explicitly)",
                 op=op,
-                url=self._url,
+                url=self._base_url,
             )
 
     def _check_headers_fit(self, op: Op, headers: Mapping[str, str] | None) -> None:
@@ -392,33 +378,30 @@ class WebSocketCommon:
                     "carrying them"
                 )
 
-    def _connect_options(self, headers: Mapping[str, str]) -> dict[str, Any]:
-        """Options for opening a connection (named as websockets' ``connect`` takes them)."""
+    @contextmanager
+    def _opening(self, op: str, headers: Mapping[str, str] | None) -> Iterator[Opening]:
+        """Around a shell's connect: options in, errors mapped, the session counted.
+
+        Options are named as websockets' ``connect`` takes them. The handshake carries the
+        defaults, reconnect()'s headers, the call's, a traceparent.
+        """
+        handshake = merge_headers(self._headers, self._sticky_headers, check_headers(headers))
+        if self._trace is not None and not has_header(handshake, "traceparent"):
+            handshake["traceparent"] = self._trace.traceparent()
         options: dict[str, Any] = {
             "open_timeout": self._connect_timeout_s,
             "close_timeout": 2.0,
             "max_size": self._max_message_bytes,
             "logger": RedactingLogger(logging.getLogger("websockets.client")),
         }
-        if headers:
-            options["additional_headers"] = dict(headers)
-        if is_loopback_url(self._url):
+        if handshake:
+            options["additional_headers"] = dict(handshake)
+        if is_loopback_url(self._base_url):
             options["proxy"] = None  # never route local traffic through a configured proxy
             # permessage-deflate costs CPU on both ends for every message and saves no time
             # on a loopback link: about a third of a small step's client CPU (bench_step.py).
             options["compression"] = None
-        return options
-
-    @contextmanager
-    def _opening(self, op: str, headers: Mapping[str, str] | None) -> Iterator[Opening]:
-        """Around a shell's connect: options in, errors mapped, the session counted.
-
-        The handshake carries the defaults, reconnect()'s headers, the call's, a traceparent.
-        """
-        handshake = merge_headers(self._headers, self._sticky_headers, check_headers(headers))
-        if self._trace is not None and not has_header(handshake, "traceparent"):
-            handshake["traceparent"] = self._trace.traceparent()
-        opening = Opening(self._url, self._connect_options(handshake))
+        opening = Opening(self._base_url, options)
         try:
             yield opening
         except Exception as exc:
@@ -436,7 +419,7 @@ class WebSocketCommon:
         return map_ws_exception(
             exc,
             op=op,
-            url=self._url,
+            url=self._base_url,
             connect=connect,
             timeout_s=self._timeout_s,
             timeout_hint="" if connect else _TIMEOUT_HINT,
@@ -452,23 +435,17 @@ class WebSocketCommon:
         conn = self._conn
         mapped = self._map(exc, op)
         if conn is not None and isinstance(exc, Exception) and exc is not mapped:
-            pending = self._pending_error(conn.buffered(), op)
-            if pending is not None:
-                pending.__suppress_context__ = True
-                mapped = pending
+            for raw in conn.buffered():
+                try:
+                    self._parse_reply(op, raw)
+                except ServerError as error:
+                    error.__suppress_context__ = True
+                    mapped = error
+                    break
+                except EnvgenRuntimeError:
+                    continue
         self._drop(self._reason(mapped))
         return mapped
-
-    def _finish(self, op: Op, raw: str | bytes) -> dict[str, Any]:
-        """The reply's ``data``; a failure that leaves the stream unusable drops the session."""
-        try:
-            return self._parse_reply(op, raw)
-        except EnvgenRuntimeError as exc:
-            # Only an error message the server does not follow with a close (a failed step,
-            # a rejected action) leaves the stream in step, and so keeps the session.
-            if not (isinstance(exc, ServerError) and exc.code not in _SESSION_ENDING):
-                self._drop(self._reason(exc))
-            raise
 
     def _drop(self, reason: str) -> None:
         """Forget the current connection; its server session (and episode) ends with it.
@@ -544,16 +521,3 @@ class WebSocketCommon:
                 op=op,
             )
         return data
-
-    @staticmethod
-    def _pending_error(messages: list[str | bytes], op: Op) -> ServerError | None:
-        """The error message a server sent before closing (e.g. CAPACITY_REACHED), if any."""
-        for raw in messages:
-            text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-            try:
-                message = parse_json_object(text, op=op, source="the WebSocket message")
-            except ProtocolError:
-                continue
-            if message.get("type") == "error":
-                return ws_error(message.get("data"), op=op, raw=text)
-        return None
