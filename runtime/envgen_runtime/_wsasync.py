@@ -1,8 +1,12 @@
-"""The asyncio shell of the WebSocket engine: an ``asyncio.Protocol`` around a ``FrameEngine``.
+"""The asyncio shell of the WebSocket engine: an asyncio protocol around a ``FrameEngine``.
 
-``data_received`` feeds the engine and writes its answers (pongs, closes) at once, so an
+Each read feeds the engine and writes its answers (pongs, closes) at once, so an
 idle session answers pings with no task running; a waiting request is woken through one
 future. Keepalive runs every ``KEEPALIVE_CHECK_S``; proxies are left to websockets' client.
+
+A ``BufferedProtocol``: the transport reads into one buffer per connection. A plain
+``Protocol`` gets each read as a fresh 256 KiB ``recv``, which glibc maps, shrinks and unmaps
+(three system calls and page faults per reply): about 25 us of a step here.
 """
 
 from __future__ import annotations
@@ -24,12 +28,13 @@ __all__ = ["AsyncConnection", "LibraryConnection", "connect"]
 
 KEEPALIVE_CHECK_S = 5.0
 """How often an open connection runs the engine's keepalive (seconds)."""
+_BUFSIZE = 65536
 
 _OPEN = State.OPEN
 _CLOSED = State.CLOSED
 
 
-class AsyncConnection(asyncio.Protocol):
+class AsyncConnection(asyncio.BufferedProtocol):
     """An open WebSocket client connection driven by the event loop."""
 
     def __init__(self, engine: FrameEngine) -> None:
@@ -41,6 +46,7 @@ class AsyncConnection(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._deadline: float | None = None  # loop time by which the awaited reply is due
         self._expiry: asyncio.TimerHandle | None = None
+        self._buffer = memoryview(bytearray(_BUFSIZE))
 
     # ------------------------------------------------------------------ event loop side
 
@@ -49,8 +55,11 @@ class AsyncConnection(asyncio.Protocol):
         self._transport = transport
         self._flush()
 
-    def data_received(self, data: bytes) -> None:
-        self._engine.receive(data)
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._engine.receive(self._buffer[:nbytes].tobytes())
         self._flush()
         self._wake()
 

@@ -10,6 +10,7 @@ import asyncio
 import json
 import socket
 import time
+import tracemalloc
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -111,6 +112,35 @@ def test_full_episode_over_stateful_http(legacy_url: str) -> None:
             assert last.done is True and last.observation.model_extra == {"server_only": "kept"}
 
     run(episode())
+
+
+@pytest.mark.parametrize("transport", ["websocket", "http"])
+def test_replies_are_read_into_one_buffer(ws_url: str, legacy_url: str, transport: str) -> None:
+    """A step allocates no read buffer, and a reply longer than the buffer arrives whole.
+
+    A plain asyncio ``Protocol`` gets every read as a fresh 256 KiB ``recv`` (mapped, shrunk
+    and unmapped per reply, the largest CPU cost the async client had over the sync one).
+    """
+
+    big = "".join(chr(ord("a") + i % 26) for i in range(300_000))
+
+    async def go() -> tuple[int, str]:
+        env_class = AsyncCounterEnv if transport == "websocket" else AsyncLegacyCounterEnv
+        async with env_class(ws_url if transport == "websocket" else legacy_url) as env:
+            await env.reset()
+            await env.step(CounterAction(message="warm", delta=0))
+            tracemalloc.start()
+            try:
+                for _ in range(10):
+                    await env.step(CounterAction(message="m", delta=0))
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            return peak, (await env.step(CounterAction(message=big, delta=0))).observation.echoed
+
+    peak, echoed = run(go())
+    assert peak < 128 * 1024
+    assert len(echoed) == len(big) and echoed == big
 
 
 def test_concurrent_clients_are_separate_sessions(ws_url: str) -> None:
