@@ -1,17 +1,12 @@
 # mypy: disallow-subclassing-any=False
 """Serving an environment whose models envgen generated from its schemas (the `server` extra).
 
-Not imported by ``envgen_runtime``: clients never need openenv. ``envgen generate`` writes
-``generated/<env>/server.py``, whose models subclass the bases here; an env author writes an
-openenv ``Environment`` over them and calls ``main`` (or ``serve``).
-
-Two protocols, as env.toml's ``--protocol`` says:
-
-- ``websocket``: openenv 0.10's own app (``create_app``): one environment per ``/ws`` session.
-- ``http``: a small stateful app of envgen's own. openenv 0.10 over plain HTTP builds a fresh
-  environment per request, so an episode cannot be played there; this app keeps one
-  environment across requests (the original OpenEnv HTTP protocol), with openenv's request,
-  reply and schema shapes.
+Not imported by ``envgen_runtime``: clients never need openenv. The generated
+``generated/<env>/server.py`` models subclass the bases here; an env author writes an openenv
+``Environment`` over them and calls ``main`` (or ``serve``). Two protocols: ``websocket`` is
+openenv 0.10's own app (one environment per ``/ws`` session); ``http`` is envgen's stateful
+app, one environment kept across requests (openenv 0.10 over HTTP builds one per request, so
+no episode could be played), with openenv's request, reply and schema shapes.
 """
 
 from __future__ import annotations
@@ -77,12 +72,8 @@ def _marked(info: Any) -> bool:
 
 
 def _omit_absent(model: BaseModel, data: Any) -> Any:
-    """Leave out marked fields while they are None: optional on the wire, never null.
-
-    A schema property that is not required may still refuse null; the generated field is
-    `x: T | None = None` all the same, marked with OMIT_NONE, and is left out of the reply
-    while it is None. Unmarked fields (nullable ones) are sent as null.
-    """
+    """Leave out OMIT_NONE fields while they are None: optional on the wire but never null
+    (the generated `x: T | None = None` of a non-required property that refuses null)."""
     if not isinstance(data, dict):
         return data
     for name, info in type(model).model_fields.items():
@@ -95,10 +86,9 @@ def _omit_absent(model: BaseModel, data: Any) -> Any:
 def _published(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema as the env's own says: marked fields not nullable, union tags required.
 
-    Generated union members default their tag to its constant (`Move(direction=...)` needs
-    no `type=`), which makes pydantic leave the tag out of `required`. On the wire the tag is
-    required (the union cannot be told apart without it), as the env's schema says, so the
-    published schema says so too. Data keywords (const, default, enum) are not walked.
+    Union members default their tag to its constant (`Move(direction=...)` needs no `type=`),
+    so pydantic leaves it out of `required`; on the wire it is required, as the env's schema
+    says. Data keywords (const, default, enum) are not walked.
     """
     defs = schema.get("$defs", {})
     stack: list[Any] = [schema]
@@ -213,10 +203,8 @@ def _accepted(method: Any, kwargs: dict[str, Any]) -> Any:
 def _with_reset_params(environment_cls: type[Any], reset_cls: type[Any] | None) -> type[Any]:
     """`environment_cls` whose reset validates its other keyword arguments as `reset_cls`.
 
-    The reset parameters (`reset.schema.json`) reach the env's own reset as the validated
-    field values, under their wire names; invalid ones raise pydantic's ValidationError
-    before the env sees them, which both protocols report as a validation failure (WebSocket
-    `VALIDATION_ERROR`, HTTP 422). Without `reset_cls` the class is returned as it is.
+    The env's reset gets the validated values under their wire names; invalid ones raise
+    pydantic's ValidationError first (WebSocket `VALIDATION_ERROR`, HTTP 422).
     """
     if reset_cls is None:
         return environment_cls
@@ -350,18 +338,10 @@ def http_app(
             current = env.state
         return current.model_dump(mode="json")
 
-    @app.get("/health")
-    def health() -> dict[str, str]:
-        return {"status": "healthy"}
-
-    @app.get("/metadata")
-    def metadata() -> Any:
-        return info.model_dump(mode="json")
-
-    @app.get("/schema")
-    def schema() -> dict[str, Any]:
-        return _schemas(action_cls, observation_cls, state_cls, reset_cls)
-
+    app.get("/health")(lambda: {"status": "healthy"})
+    app.get("/metadata")(lambda: info.model_dump(mode="json"))
+    schemas = _schemas(action_cls, observation_cls, state_cls, reset_cls)
+    app.get("/schema")(lambda: schemas)
     return app
 
 
@@ -382,9 +362,8 @@ def serve(
 ) -> None:
     """Serve the environment with uvicorn until the process is stopped.
 
-    `reset_cls` (the generated `<Prefix>ResetParams`, when the env has `reset.schema.json`)
-    validates reset's keyword arguments beyond seed and episode_id, and is published in
-    `GET /schema` under `reset`.
+    `reset_cls` (the generated `<Prefix>ResetParams`) validates reset's other keyword
+    arguments and is published in `GET /schema` under `reset`.
     """
     uvicorn = require("uvicorn", _PURPOSE)
     models = (environment_cls, action_cls, observation_cls, state_cls)
