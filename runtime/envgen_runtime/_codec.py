@@ -56,7 +56,11 @@ def _plan(cls: Any) -> tuple[tuple[str, str, bool], ...]:
     if plan is None:
         infos: dict[str, FieldInfo] = getattr(cls, "__pydantic_fields__", None) or {}
         plan = tuple(
-            (name, info.serialization_alias or info.alias or name, _defaults_to_none(info))
+            (
+                name,
+                info.serialization_alias or info.alias or name,
+                info.default is None and info.default_factory is None,
+            )
             for name, info in infos.items()
         )
         if not issubclass(cls, BaseModel):  # a stdlib dataclass's fields have no FieldInfo
@@ -68,19 +72,13 @@ def _plan(cls: Any) -> tuple[tuple[str, str, bool], ...]:
     return plan
 
 
-def _defaults_to_none(info: FieldInfo) -> bool:
-    return info.default is None and info.default_factory is None
-
-
 def _prune_unset_none(value: Any, dumped: Any) -> None:
     """Drop keys of fields left at a ``None`` default that the caller never set, in place.
 
-    Walks the runtime value beside its JSON dump, so unions, lists and nested models are
-    handled by what they actually hold. A server whose schema says ``"type": "number"`` rejects
-    ``null``; not sending the key lets the server apply its own default. Fields with a
-    non-None default (a discriminator tag such as ``type: Literal["move"] = "move"``) stay.
-    Dataclasses do not record which fields were set: a None left at a None default is
-    indistinguishable from an explicit None, and sending neither changes nothing.
+    A server whose schema says ``"type": "number"`` rejects ``null``; without the key it
+    applies its own default. Walks the value beside its dump, so unions, lists and nested
+    models go by what they hold. Non-None defaults (discriminator tags) stay. Dataclasses do
+    not record what was set: a None at a None default is dropped either way.
     """
     if type(dumped) in _LEAVES:
         return  # nothing below a scalar to prune
@@ -117,6 +115,7 @@ class ModelCodec(Generic[T]):
     at import time would make importing a generated package slow.
     """
 
+    # The overloads infer ``ModelCodec[SomeModel]`` from a class; aliases need an annotation.
     @overload
     def __init__(self, tp: type[T], role: str) -> None: ...
 
@@ -124,8 +123,6 @@ class ModelCodec(Generic[T]):
     def __init__(self, tp: Any, role: str) -> None: ...
 
     def __init__(self, tp: Any, role: str) -> None:
-        # The overloads let ``ModelCodec(SomeModel, "action")`` infer ``ModelCodec[SomeModel]``;
-        # aliases (TypeAliasType unions) need the annotation the generator writes anyway.
         self._type = tp
         self._role = role
         self._adapter: TypeAdapter[T] | None = None
