@@ -85,15 +85,11 @@ class EnvConnectionError(EnvgenRuntimeError):
 
 
 class SessionLostError(EnvConnectionError):
-    """The server-side environment of this episode is gone.
+    """The server-side environment of this episode is gone; ``episode_id`` is cleared.
 
-    Over WebSocket: the session was lost (timeout, server close, protocol error); the call
-    that finds it lost raises this, and so does every later ``step()``/``state()`` instead
-    of silently talking to a fresh environment on a new session. Over HTTP: the stateful
-    server no longer holds this episode's environment (it restarted: its step count went
-    back); that step's result is discarded. ``reset()`` starts a new episode (over WebSocket
-    on a new session; ``reconnect()`` opens one explicitly). The client's ``episode_id``
-    is cleared.
+    Over WebSocket the session was lost: every later ``step()``/``state()`` raises this too,
+    instead of talking to a fresh environment. Over HTTP the server restarted (its step
+    count went back) and that step's result is discarded. ``reset()`` starts a new episode.
     """
 
 
