@@ -29,21 +29,13 @@ from ._exceptions import (
     ProviderError,
     ServerError,
 )
-from ._provider import Provider
+from ._provider import Provider, probe_health
 from ._result import StepResult
 from ._spec import EnvSpec
 
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = [
-    "AsyncEnvPool",
-    "ProviderFactory",
-    "SlotInfo",
-    "SlotLostError",
-    "SlotResult",
-    "async_client_class",
-]
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
@@ -126,33 +118,35 @@ class SlotInfo:
     state: SlotState
 
 
-@dataclass(eq=False)
 class _Server:
-    serial: int
-    provider: Provider
-    capacity: int
-    slots: list[_Slot] = field(default_factory=list)
-    base_url: str | None = None
-    lost: bool = False
+    def __init__(self, serial: int, provider: Provider, capacity: int) -> None:
+        self.serial = serial
+        self.provider = provider
+        self.capacity = capacity
+        self.slots: list[_Slot] = []
+        self.base_url: str | None = None
+        self.lost = False
 
 
-@dataclass(eq=False)
 class _Slot:
-    index: int
-    server: _Server | None = None
-    client: AsyncEnvClient[Any, Any, Any] | None = None
-    needs_reset: bool = False
-    done: bool = False
-    unplaced: ProviderError | None = None  # the last replacement failed with this
+    """Plain classes (not dataclasses) for the private records: cheaper at import."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.server: _Server | None = None
+        self.client: AsyncEnvClient[Any, Any, Any] | None = None
+        self.needs_reset = False
+        self.done = False
+        self.unplaced: ProviderError | None = None  # the last replacement failed with this
 
 
-@dataclass
 class _Failure:
     """A slot's connection failed; ``_settle`` decides whether its server or session died."""
 
-    slot: _Slot
-    server: _Server
-    error: EnvgenRuntimeError
+    def __init__(self, slot: _Slot, server: _Server, error: EnvgenRuntimeError) -> None:
+        self.slot = slot
+        self.server = server
+        self.error = error
 
 
 def async_client_class(client: type[Any]) -> type[AsyncEnvClient[Any, Any, Any]]:
@@ -536,20 +530,10 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         if server.lost or server.base_url is None:
             return False
         parts = urlsplit(server.base_url)
-        request = f"GET {self._health_path} HTTP/1.0\r\nHost: {parts.netloc}\r\n\r\n"
-        writer: asyncio.StreamWriter | None = None
-        try:
-            async with asyncio.timeout(self._health_timeout_s):
-                host, port = parts.hostname or "127.0.0.1", parts.port or 80
-                reader, writer = await asyncio.open_connection(host, port)
-                writer.write(request.encode("ascii"))
-                status = await reader.readline()
-            return status.split(b" ")[1:2] == [b"200"]
-        except (OSError, TimeoutError):
-            return False
-        finally:
-            if writer is not None:
-                writer.close()
+        host, port = parts.hostname or "127.0.0.1", parts.port or 80
+        return await asyncio.to_thread(
+            probe_health, host, port, self._health_path, self._health_timeout_s
+        )
 
     async def _lost(self, failure: _Failure, server_lost: bool) -> SlotResult[ObsT]:
         """The failed slot continues from a reset (on a new session if its server lives)."""

@@ -23,7 +23,6 @@ from ._exceptions import ProviderError
 if TYPE_CHECKING:
     import subprocess
 
-__all__ = ["LocalProcessProvider", "Provider"]
 
 OUTPUT_TAIL_LINES = 40
 """How many lines of a server's output (or a container's log) a start failure quotes."""
@@ -133,11 +132,11 @@ def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def probe_health(host: str, port: int, path: str) -> bool:
-    """Whether ``GET path`` on ``host:port`` answers 200 within a second."""
+def probe_health(host: str, port: int, path: str, timeout_s: float = 1.0) -> bool:
+    """Whether ``GET path`` on ``host:port`` answers 200 within ``timeout_s``."""
     import http.client  # only needed while a server starts; it pulls in ssl and email
 
-    conn = http.client.HTTPConnection(host, port, timeout=1.0)
+    conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
     try:
         conn.request("GET", path)
         response = conn.getresponse()
