@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ._provider import Provider as _Stoppable
 
-__all__ = ["register", "unregister"]
 
 _live: set[_Stoppable] = set()
 _lock = threading.Lock()

@@ -13,8 +13,6 @@ from types import ModuleType
 
 from ._exceptions import MissingExtraError
 
-__all__ = ["EXTRAS", "require"]
-
 EXTRAS: dict[str, str] = {
     "docker": "docker",
     "fastapi": "server",

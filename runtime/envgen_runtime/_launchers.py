@@ -31,14 +31,6 @@ if TYPE_CHECKING:
     from ._base import ClientOptions
     from ._provider import Provider
 
-__all__ = [
-    "HUB_REGISTRY",
-    "AsyncClientStart",
-    "AsyncProviderLaunchers",
-    "LaunchPlan",
-    "ProviderLaunchers",
-    "hub_image",
-]
 
 HUB_REGISTRY = "registry.hf.space"
 _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")

@@ -18,13 +18,12 @@ import sys
 import time
 from collections.abc import Sequence
 
-__all__ = ["main"]
-
 POLL_S = 0.25
 _PR_SET_PDEATHSIG = 1
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (also one owned by another user)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -55,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = child.poll()
         if code is not None:
             return code if code >= 0 else 128 - code
-        if not _alive(owner):
+        if not pid_alive(owner):
             # The provider started the guard as a session (and group) leader: the group is
             # exactly this guard and the server with its children.
             os.killpg(os.getpgrp(), signal.SIGKILL)

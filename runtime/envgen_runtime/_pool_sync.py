@@ -14,8 +14,6 @@ from typing import Any, ClassVar, Generic, Self, TypeVar, Unpack
 from ._pool import AsyncEnvPool, PoolOptions, SlotInfo, SlotResult
 from ._provider import Provider
 
-__all__ = ["EnvPool"]
-
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")

@@ -24,8 +24,6 @@ from ._exceptions import ProviderError
 from ._extras import require
 from ._provider import LocalProcessProvider, ProviderContext, check_server_options
 
-__all__ = ["RayProvider"]
-
 _STOP_TIMEOUT_S = 15.0
 _init_lock = threading.Lock()
 """Providers start in parallel threads (a pool's servers): one of them may call ray.init."""

@@ -18,14 +18,6 @@ from ._text import quote
 if TYPE_CHECKING:
     from ._codec import ModelCodec
 
-__all__ = [
-    "ENVELOPE_KEYS",
-    "StepResult",
-    "build_step_result",
-    "dumps_body",
-    "parse_json_object",
-    "request_role",
-]
 
 _REQUEST_ROLES = {"step": "action", "reset": "reset request", "state": "state request"}
 

@@ -15,8 +15,6 @@ from ._exceptions import (
     SessionLostError,
 )
 
-__all__ = ["RETRYABLE_OPS", "RetryPolicy"]
-
 RETRYABLE_OPS = frozenset({"reset", "state"})
 """Operations that may be retried: a reset starts a new episode anyway and a state read
 changes nothing. A step is never retried: the server may have applied it already."""

@@ -19,7 +19,6 @@ knowable on its own host). Needs the ``docker`` extra; every engine failure is a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -38,6 +37,7 @@ from ._docker import (
     remove_container,
     translate_docker,
 )
+from ._orphan_guard import pid_alive
 
 __all__ = [
     "LABEL_ENV",
@@ -69,12 +69,8 @@ def owner_state(labels: Mapping[str, str]) -> OwnerState:
         return "unknown"
     if pid <= 0:
         return "unknown"
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if not pid_alive(pid):
         return "gone"
-    except PermissionError:
-        pass  # exists, owned by another user
     started, current = labels.get(LABEL_PID_START), process_start_time(pid)
     if started is not None and current is not None and started != current:
         return "gone"  # the pid was reused by a newer process
