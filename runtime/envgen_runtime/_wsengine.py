@@ -234,7 +234,25 @@ class Flow(Catcher):
         self._error: EnvConnectionError | None = None  # the first try's, if it may be retried
 
     def caught(self, exc: BaseException) -> bool:
-        mapped = self._session._failed(self.op, exc)
+        """Map a failed try and drop the connection.
+
+        An error message the server sent before closing (e.g. CAPACITY_REACHED) is reported
+        rather than the close itself.
+        """
+        session, op = self._session, self.op
+        mapped = session._map(exc, op)
+        conn = session._conn
+        if conn is not None and isinstance(exc, Exception) and exc is not mapped:
+            for raw in conn.buffered():
+                try:
+                    session._parse_reply(op, raw)
+                except ServerError as error:
+                    error.__suppress_context__ = True
+                    mapped = error
+                    break
+                except EnvgenRuntimeError:
+                    continue
+        session._drop(session._reason(mapped))
         if self._first and isinstance(mapped, EnvConnectionError):
             self._error = mapped
             return True
@@ -244,12 +262,7 @@ class Flow(Catcher):
 
     def __iter__(self) -> Iterator[None]:
         session, op = self._session, self.op
-        session._check_open(op)
-        reused = session._conn is not None
-        if reused:
-            session._check_headers_fit(op, self.headers)
-        else:
-            session._check_not_lost(op)
+        reused = session._check(op, self.headers)
         yield None
         exc = self._error
         if exc is not None:
@@ -351,9 +364,16 @@ class WebSocketCommon(Limits):
         if self._closed:
             raise EnvgenRuntimeError(f"{what} failed: this {type(self).__name__} is closed")
 
-    def _check_not_lost(self, op: Op) -> None:
-        """A lost session is replaced only by a reset (a new episode anyway)."""
-        if self._lost is not None and op != "reset":
+    def _check(self, op: Op, headers: Mapping[str, str] | None) -> bool:
+        """Refuse a request this session cannot take; whether it goes to the open connection.
+
+        A lost session is replaced only by a reset (a new episode anyway); per-call headers
+        on an open session must be ones its handshake already carried.
+        """
+        self._check_open(op)
+        if self._conn is None:
+            if self._lost is None or op == "reset":
+                return False
             raise SessionLostError(
                 f"{op} failed: the WebSocket session was lost earlier ({self._lost}), and with "
                 "it the server-side environment and its episode. A new session would be a "
@@ -362,14 +382,10 @@ class WebSocketCommon(Limits):
                 op=op,
                 url=self._base_url,
             )
-
-    def _check_headers_fit(self, op: Op, headers: Mapping[str, str] | None) -> None:
-        """Per-call headers on an open session must be ones its handshake already carried."""
         if not headers:
-            return
-        extra = check_headers(headers, what="headers")
+            return True
         sent = {name.lower(): value for name, value in self._handshake_headers.items()}
-        for name, value in extra.items():
+        for name, value in check_headers(headers, what="headers").items():
             if sent.get(name.lower()) != value:
                 raise ValueError(
                     f"{op}(headers=...) cannot send header {name!r} on the open WebSocket "
@@ -377,6 +393,7 @@ class WebSocketCommon(Limits):
                     "default_headers, or reconnect(headers=...) to open a new session "
                     "carrying them"
                 )
+        return True
 
     @contextmanager
     def _opening(self, op: str, headers: Mapping[str, str] | None) -> Iterator[Opening]:
@@ -425,27 +442,6 @@ class WebSocketCommon(Limits):
             timeout_hint="" if connect else _TIMEOUT_HINT,
             connect_timeout_s=self._connect_timeout_s,
         )
-
-    def _failed(self, op: Op, exc: BaseException) -> BaseException:
-        """What a failed exchange raises; the connection is dropped.
-
-        An error message the server sent before closing (e.g. CAPACITY_REACHED) is reported
-        rather than the close itself.
-        """
-        conn = self._conn
-        mapped = self._map(exc, op)
-        if conn is not None and isinstance(exc, Exception) and exc is not mapped:
-            for raw in conn.buffered():
-                try:
-                    self._parse_reply(op, raw)
-                except ServerError as error:
-                    error.__suppress_context__ = True
-                    mapped = error
-                    break
-                except EnvgenRuntimeError:
-                    continue
-        self._drop(self._reason(mapped))
-        return mapped
 
     def _drop(self, reason: str) -> None:
         """Forget the current connection; its server session (and episode) ends with it.
