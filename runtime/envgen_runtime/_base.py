@@ -24,9 +24,6 @@ if TYPE_CHECKING:
     from ._provider import Provider
 
 
-DEFAULT_MAX_MESSAGE_BYTES = 100 * 1024 * 1024
-"""The largest WebSocket message a client accepts unless told otherwise (100 MiB)."""
-
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
@@ -69,7 +66,7 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
         retry: RetryPolicy | None = None,
         trace: bool | str = False,
         strict: bool = False,
-        max_message_bytes: int | None = DEFAULT_MAX_MESSAGE_BYTES,
+        max_message_bytes: int | None = 100 * 1024 * 1024,
     ) -> None:
         """Connect to ``base_url``, or to the server of ``provider``; nothing is sent yet.
 
