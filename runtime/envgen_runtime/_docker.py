@@ -59,12 +59,6 @@ _RESERVED = {
 }
 """Options that would break the provider, which needs a dead container's logs."""
 
-DOCKER_START_HINT = (
-    "Start an engine: as root run `dockerd &` (on Debian install it first with "
-    "`apt-get install docker.io`) or `systemctl start docker`; in the envgen repository "
-    "`scripts/ensure-docker.sh` does both. For a remote engine set DOCKER_HOST."
-)
-
 
 def map_docker_exception(
     exc: BaseException, *, action: str, engine: str
@@ -110,7 +104,9 @@ def map_docker_exception(
     if caused_by(unreachable) or "Error while fetching server API version" in str(exc):
         return ProviderError(
             f"{action} failed: cannot reach the Docker engine at {engine} ({reason_of(exc)}). "
-            + DOCKER_START_HINT
+            "Start an engine: as root run `dockerd &` (on Debian install it first with "
+            "`apt-get install docker.io`) or `systemctl start docker`; in the envgen repository "
+            "`scripts/ensure-docker.sh` does both. For a remote engine set DOCKER_HOST."
         )
     if errors is not None and isinstance(exc, errors.DockerException):
         return ProviderError(f"{action} failed: {truncate(str(exc), 1000)}")

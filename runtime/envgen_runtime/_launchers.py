@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 HUB_REGISTRY = "registry.hf.space"
-_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+_TAG = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"  # compiled (and cached by re) on first use
 _DEFAULT_HOST = "127.0.0.1"
 
 P = ParamSpec("P")
@@ -48,7 +48,7 @@ def hub_image(repo_id: str, tag: str = "latest") -> str:
     """
     if not repo_id or not repo_id.strip():
         raise ValueError("repo_id must be a Hugging Face repo id such as 'openenv/echo-env'")
-    if not _TAG.match(tag):
+    if not re.match(_TAG, tag):
         raise ValueError(f"tag {tag!r} is not a valid Docker tag")
     name = re.sub(r"[^a-z0-9]", "-", repo_id.lower())
     return f"{HUB_REGISTRY}/{name}:{tag}"
