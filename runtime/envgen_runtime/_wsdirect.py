@@ -1,15 +1,13 @@
 """The blocking-socket shell of the WebSocket engine: I/O in the caller's thread.
 
-``DirectConnection`` moves bytes between a blocking socket and a ``_wsframes.FrameEngine``
-in the calling thread: no reader thread and no hand-off queue (on a small step websockets'
-threaded client spends about half of its CPU on those). It raises websockets' exceptions,
-which ``_wsengine`` maps.
+``DirectConnection`` moves bytes between a socket and a ``_wsframes.FrameEngine`` with no
+reader thread or hand-off queue (about half of websockets' threaded client's CPU on a small
+step) and raises websockets' exceptions, which ``_wsengine`` maps.
 
-Servers that ping (uvicorn: every 20 s, 20 s to answer) would drop a session nobody reads
-while idle, so one shared daemon thread, the keeper, visits every open connection not in
-use every ``KEEPER_INTERVAL_S``: it feeds the engine what has arrived (pongs and closes are
-answered, messages kept) and runs its keepalive. It holds connections weakly and exits
-when none are left. Proxies are left to websockets' threaded client (``direct_allowed``).
+Servers that ping (uvicorn: every 20 s, 20 s to answer) would drop a session nobody reads,
+so one daemon thread, the keeper, visits every idle connection every ``KEEPER_INTERVAL_S``
+to feed its engine and run its keepalive; it holds them weakly and exits when none are
+left. Proxies are left to websockets' threaded client (``direct_allowed``).
 """
 
 from __future__ import annotations
@@ -54,12 +52,9 @@ _KERNEL_TIMEOUTS = sys.platform == "linux"
 
 
 def _timeval(seconds: float | None) -> bytes:
-    """A ``struct timeval``; zero means no timeout."""
-    if seconds is None:
-        return struct.pack("ll", 0, 0)
-    whole = int(seconds)
-    micro = max(int((seconds - whole) * 1_000_000), 0 if whole else 1)
-    return struct.pack("ll", whole, micro)
+    """A ``struct timeval``; zero (None) means no timeout, so any other is at least 1 us."""
+    micro = 0 if seconds is None else max(int(seconds * 1_000_000), 1)
+    return struct.pack("ll", *divmod(micro, 1_000_000))
 
 
 def direct_allowed(url: str, proxy: Any) -> bool:
@@ -293,9 +288,6 @@ class DirectConnection:
 
     def _finish_close(self) -> None:
         """Wait (bounded) for the server to end the TCP connection, then close the socket."""
-        if self._sock_closed:
-            self._protocol.receive_eof()  # idempotent; makes the state CLOSED
-            return
         deadline = time.monotonic() + self._engine.close_timeout
         while self._protocol.state is not _CLOSED and not self._sock_closed:
             remaining = deadline - time.monotonic()
