@@ -1,11 +1,9 @@
 """The stateful OpenEnv HTTP protocol without I/O: ``POST /reset``, ``POST /step``, ``GET /state``.
 
-Only openenv-core 0.1.x style servers keep one environment across HTTP requests; current
-OpenEnv servers build a fresh one per request (use the WebSocket transport for them): see
-"continuity" below. ``HttpEngine.flow(...)`` is one operation as a generator that yields I/O
-actions and receives their results (or has their exceptions thrown in). The blocking
-(``_http``) and asyncio (``_http_async``) shells only perform those actions; everything
-else lives here once.
+Only openenv-core 0.1.x style servers keep one environment across HTTP requests (current
+OpenEnv servers build one per request: see "continuity" below). ``HttpEngine.flow(...)`` is
+one operation as a generator of I/O actions, which the blocking (``_http``) and asyncio
+(``_http_async``) shells perform, sending back results or throwing in errors.
 """
 
 from __future__ import annotations
@@ -245,8 +243,6 @@ class HttpEngine(Limits):
         cafile = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or None
         return ssl.create_default_context(cafile=cafile)
 
-    # ------------------------------------------------------------------ one operation
-
     def flow(self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None) -> Flow:
         """One operation as I/O actions (see the module docstring); returns the reply."""
         self._check_open(op)
@@ -343,13 +339,10 @@ class HttpEngine(Limits):
             if reply is not None:
                 return reply
 
-    # ------------------------------------------------------------------ continuity
-    # A client must notice when the server's one environment is not its episode's, without
-    # a request per step on the happy path: GET /state after a step until the server has
-    # shown that it keeps state (step_count 0: stateless, as current OpenEnv's HTTP
-    # endpoints), and after a step that replaced a lost connection (a restart drops every
-    # connection; a step_count below this episode's steps: a fresh environment). No usable
-    # /state or no integer step_count: not checked.
+    # Continuity: notice when the server's one environment is not this episode's, without a
+    # request per step on the happy path. GET /state after a step until the server shows that
+    # it keeps state (step_count 0: stateless, as current OpenEnv), and after a step on a new
+    # connection (a restart drops them all; step_count below this episode's: fresh env).
 
     def _check_continuity(self, op: Op) -> None:
         """Refuse early: a stateless server for everything, a lost episode but for reset."""

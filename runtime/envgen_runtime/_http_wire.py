@@ -1,11 +1,9 @@
 """HTTP/1.1 on the wire without I/O: request bytes out, reply bytes in (``ReplyParser``).
 
-Our own parser rather than h11, by measurement (a step request and its 250-byte uvicorn
-reply, built and parsed 20,000 times, CPU time): h11 0.16 costs 126-158 us per exchange,
-this module 19-21 us. The sync client's whole budget is 1.2x a raw socket loop, about 75 us
-above it (``benchmarks/bench_step.py``): h11 alone would spend it twice over. Only what a
-client of a JSON server needs: status line, headers, Content-Length, chunked and close-delimited
-bodies, interim 1xx replies, keep-alive rules of HTTP/1.0 and 1.1, limits on the head.
+Our own parser rather than h11, by measurement: h11 0.16 costs 126-158 us per step exchange,
+this module 19-21 us, and the sync client's whole budget is about 75 us above a raw socket
+(``benchmarks/bench_step.py``). Only what a client of a JSON server needs: status line,
+headers, Content-Length, chunked and close-delimited bodies, 1xx replies, keep-alive, limits.
 """
 
 from __future__ import annotations
@@ -61,11 +59,9 @@ _HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_END, _TRAILER, _UNTIL_EOF, _DON
 
 
 class ReplyParser:
-    """Consumes the bytes of one reply, in pieces of any size, and returns it when whole.
+    """Consumes the bytes of one reply, in pieces of any size; ``feed`` returns it when whole.
 
     ``method`` is the request's (a reply to HEAD or a successful CONNECT has no body).
-    ``feed`` returns the ``Reply`` once complete, else None; ``eof`` is called when the
-    peer closed the connection and returns the reply only for a close-delimited body.
     Bytes after a complete reply make it not reusable (nothing was pipelined).
     """
 
