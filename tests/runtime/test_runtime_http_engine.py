@@ -417,3 +417,12 @@ def test_a_later_reply_gets_its_own_full_deadline(asynchronous: bool, pause_s: f
                     transport.request("step", {"message": "x"})
                 waited = time.monotonic() - started
     assert 0.45 <= waited < 1.0
+
+
+@pytest.mark.parametrize("cls", [HttpTransport, AsyncHttpTransport])
+@pytest.mark.parametrize("option", ["timeout_s", "connect_timeout_s", "step_timeout_s"])
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), True])
+def test_limits_must_be_positive_numbers(cls: Any, option: str, value: float) -> None:
+    # NaN passed the old `value <= 0` check and made every deadline unusable.
+    with pytest.raises(ValueError, match=f"{option} must be positive"):
+        cls("http://127.0.0.1:9", **{option: value})
