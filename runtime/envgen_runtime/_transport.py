@@ -1,4 +1,4 @@
-"""The transport interfaces: one request method, plus reconnect and close (sync and async)."""
+"""The transport interfaces (sync and async), and the limits every transport and client checks."""
 
 from __future__ import annotations
 
@@ -25,15 +25,12 @@ class Transport(Protocol):
         self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
         """Send ``op`` with ``body`` and return the server's reply object."""
-        ...
 
     def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
         """Drop the current connection (a WebSocket session and its episode) and open anew."""
-        ...
 
     def close(self) -> None:
         """Release the connection; further requests are an error."""
-        ...
 
 
 @runtime_checkable
