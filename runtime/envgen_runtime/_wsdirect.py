@@ -89,6 +89,9 @@ class DirectConnection:
         self._sock_timeout: float | None = _UNSET  # set on first use
         self._kernel = _KERNEL_TIMEOUTS and not isinstance(sock, ssl.SSLSocket)
         self._sock_closed = False
+        if self._kernel:
+            sock.settimeout(None)  # blocking; the kernel times reads and writes
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(SEND_TIMEOUT_S))
 
     # ------------------------------------------------------------------ public API
 
@@ -189,28 +192,6 @@ class DirectConnection:
 
     # ------------------------------------------------------------------ internals
 
-    def _handshake(self, deadline: float) -> None:
-        """Send the opening handshake and wait for the response (caller holds no lock)."""
-        engine, sock = self._engine, self._sock
-        with self._lock:
-            sock.settimeout(max(deadline - time.monotonic(), 0.001))
-            sock.sendall(b"".join(engine.outgoing()))
-            while engine.handshaking:  # an EOF ends it too (InvalidMessage)
-                sock.settimeout(max(deadline - time.monotonic(), 0.001))
-                try:
-                    data = sock.recv(_BUFSIZE)
-                except TimeoutError:
-                    raise TimeoutError("timed out while waiting for handshake response") from None
-                if data:
-                    engine.receive(data)
-                else:
-                    engine.receive_eof()
-                self._half_close()  # handshake writes can only be an EOF, after a failure
-            engine.check_handshake()
-            if self._kernel:
-                sock.settimeout(None)  # blocking; the kernel times reads and writes
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(SEND_TIMEOUT_S))
-
     def _set_timeout(self, seconds: float | None) -> None:
         """Limit the next reads to ``seconds`` (None: wait forever)."""
         if self._kernel:
@@ -262,16 +243,12 @@ class DirectConnection:
                 while view:
                     view = view[sock.send(view) :]
 
-    def _half_close(self) -> None:
-        """Write what the engine wants sent when it can only be the end of stream."""
+    def _eof(self) -> None:
+        """The server closed the TCP connection: the engine's answer can only be an EOF."""
+        self._engine.receive_eof()
         if b"" in self._engine.outgoing():
             with contextlib.suppress(OSError):
                 self._sock.shutdown(socket.SHUT_WR)
-
-    def _eof(self) -> None:
-        """The server closed the TCP connection."""
-        self._engine.receive_eof()
-        self._half_close()
         self._close_socket()
 
     def _abort(self, exc: BaseException) -> None:
@@ -381,14 +358,25 @@ def connect_direct(url: str, options: dict[str, Any]) -> DirectConnection:
     sock = socket.create_connection((uri.host, uri.port), timeout=open_timeout)
     try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
         if uri.secure:
-            sock.settimeout(max(deadline - time.monotonic(), 0.001))
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=uri.host)
-        conn = DirectConnection(sock, engine)
-        conn._handshake(deadline)
+        sock.sendall(b"".join(engine.outgoing()))
+        while engine.handshaking:  # an EOF ends it too (InvalidMessage)
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            try:
+                data = sock.recv(_BUFSIZE)
+            except TimeoutError:
+                raise TimeoutError("timed out while waiting for handshake response") from None
+            if data:
+                engine.receive(data)
+            else:
+                engine.receive_eof()
+        engine.check_handshake()  # a failed one wants only an EOF sent: the socket is closed
     except BaseException:
         sock.close()
         raise
+    conn = DirectConnection(sock, engine)
     KEEPER.register(conn)
     return conn
 
