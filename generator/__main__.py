@@ -1,5 +1,5 @@
 """`python -m generator` runs the envgen command line."""
 
-from generator.cli import run
+from generator.entry import run
 
 run()

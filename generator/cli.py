@@ -6,8 +6,6 @@ message names the file and JSON pointer, or the argument); 3 generation failed i
 
 from __future__ import annotations
 
-import atexit
-import gc
 import importlib
 import json
 import os
@@ -505,16 +503,4 @@ def import_cmd(
     _report_adopted(obj, report)
 
 
-def run() -> None:
-    """The `envgen` program: `main`, then a quick exit.
-
-    The interpreter's last garbage collection at exit walks every object a run made (about
-    0.1 s after a `generate`, a tenth of the whole run); envgen leaves nothing that needs it
-    (files are closed by `with`, temporary folders by their own exit hook), so the objects
-    are frozen out of it once the command is done.
-    """
-    atexit.register(gc.freeze)
-    main()
-
-
-__all__ = ["InputError", "main", "run"]
+__all__ = ["InputError", "main"]

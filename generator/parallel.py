@@ -8,31 +8,30 @@ the files written, and the error reported for each file, are those of a serial r
 Formatting stays one ruff run in the parent (ruff spreads over the cores itself).
 
 When a few envs changed since the last run, most of a run's time is the model generator's
-import and first-call warm-up. `WarmRenderer` forks one worker at the start that warms it up
-while this process checks its cache, loads the envs to render and compiles the templates;
-the worker then makes those envs' models, and this process renders the rest of their files.
+import and first-call warm-up. `WarmRenderer` uses one warm worker (`generator.warm_worker`,
+forked when the `envgen` program starts, or on entry) that warms it up while this process
+checks its cache, loads the envs to render and compiles the templates; the worker then makes
+those envs' models, and this process renders the rest of their files.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 import threading
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from generator import warm_worker
 from generator.errors import EnvgenError, InputError
 from generator.loader import EnvInput, Layout, load_env
+from generator.warm_worker import JOBS_VARIABLE, Worker, worker_signals
 
 if TYPE_CHECKING:
     from generator.modelgen import EnvModels
     from generator.render import ModelMaker
 
-JOBS_VARIABLE = "ENVGEN_JOBS"
-"""Worker processes to use (1: render in this process); unset or 0: one per core."""
 ENVS_PER_WORKER = 4
 """A worker costs a fork and pickling; below this many envs each, fewer workers are used."""
 
@@ -60,13 +59,6 @@ def render_one(layout: Layout, name: str, make_models: ModelMaker | None = None)
         return Rendered(name, env=env, files=render_env(env, make_models=make_models))
     except EnvgenError as exc:
         return Rendered(name, env=env, render_error=exc)
-
-
-def _worker_signals() -> None:
-    """A worker ignores Ctrl-C (the parent gets it too and stops it: no traceback from each)
-    and dies on SIGTERM, whatever handler it inherited from the calling program."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _forking_allowed() -> bool:
@@ -125,26 +117,9 @@ def render_all(layout: Layout, names: list[str], jobs: int | None = None) -> lis
     first = render_one(layout, names[0])  # warms up the model generator for the workers
     rest = names[1:]
     chunk = max(1, len(rest) // (workers * 4))
-    with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals) as pool:
+    with multiprocessing.get_context("fork").Pool(workers, initializer=worker_signals) as pool:
         results = pool.starmap(render_one, [(layout, name) for name in rest], chunksize=chunk)
     return [first, *results]
-
-
-def _serve_models(conn: Connection) -> None:
-    """The warm worker: warm the model generator up, then make the models it is sent."""
-    from generator.modelgen import generate_env_models, warm_up
-
-    _worker_signals()
-    warm_up()
-    while True:
-        try:
-            job = conn.recv()
-        except EOFError:  # the parent is done
-            return
-        try:
-            conn.send(generate_env_models(*job))
-        except EnvgenError as exc:  # the parent raises it, as its own call would have
-            conn.send(exc)
 
 
 class WarmRenderer:
@@ -162,22 +137,19 @@ class WarmRenderer:
         self._layout = layout
         self._warm = warm
         self._jobs = jobs
-        self._conn: Connection | None = None
-        self._worker: multiprocessing.process.BaseProcess | None = None
+        self._worker: Worker | None = None
 
     def __enter__(self) -> WarmRenderer:
+        early = warm_worker.take_early()
         if self._warm and _job_limit(self._jobs) != 1 and _forking_allowed():
-            context = multiprocessing.get_context("fork")
-            ours, theirs = context.Pipe()
-            self._worker = context.Process(target=_serve_models, args=(theirs,))
-            self._worker.start()
-            theirs.close()
-            self._conn = ours
+            self._worker = early or warm_worker.fork()
+        elif early is not None:  # no cache: many envs to render, its core is wanted
+            early.stop()
         return self
 
     def render(self, names: list[str]) -> list[Rendered]:
         """`render_one` for each of `names`, in order, the models made by the worker."""
-        if self._conn is None or not names or worker_count(len(names), self._jobs) > 1:
+        if self._worker is None or not names or worker_count(len(names), self._jobs) > 1:
             self._stop()  # not needed: free its core for render_all's workers
             return render_all(self._layout, names, self._jobs) if names else []
         return [render_one(self._layout, name, self._make_models) for name in names]
@@ -185,10 +157,11 @@ class WarmRenderer:
     def _make_models(self, env: EnvInput, client_header: str, server_header: str) -> EnvModels:
         from generator.modelgen import generate_env_models
 
-        if self._conn is not None:
+        if self._worker is not None:
             try:
-                self._conn.send((env, client_header, server_header))
-                reply: EnvModels | EnvgenError = self._conn.recv()
+                reply: EnvModels | EnvgenError = self._worker.call(
+                    env, client_header, server_header
+                )
             except (EOFError, OSError):  # the worker died: make them here instead
                 self._stop()
             else:
@@ -206,13 +179,6 @@ class WarmRenderer:
         self._stop()
 
     def _stop(self) -> None:
-        """End the worker now, whether done or still warming up for nothing."""
-        if self._worker is None or self._conn is None:
-            return
-        self._conn.close()
-        # SIGKILL: it holds nothing (every reply it owed was read), and a SIGTERM handler it
-        # inherited from the calling program could keep it alive.
-        self._worker.kill()
-        self._worker.join()
-        self._worker.close()
-        self._worker = self._conn = None
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None

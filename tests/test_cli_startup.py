@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator import cli
+from generator import entry
 from generator.cli import main
 from tests.helpers import REPO, write_env
 
@@ -107,11 +107,27 @@ def test_the_envgen_program_is_main_with_its_objects_frozen_out_of_the_exit_coll
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "envgen"]
-    assert script.value == "generator.cli:run"
+    assert script.value == "generator.entry:run"
     registered: list[object] = []
     monkeypatch.setattr(atexit, "register", registered.append)
     monkeypatch.setattr(sys, "argv", ["envgen", "--version"])
     with pytest.raises(SystemExit) as stopped:
-        cli.run()
+        entry.run()
     assert stopped.value.code == 0
     assert registered == [gc.freeze]
+
+
+def test_the_program_forks_its_warm_worker_before_loading_any_library() -> None:
+    # generate/check fork the warm worker first thing (generator.warm_worker): whatever the
+    # entry module loads delays that fork, so it loads only small standard modules.
+    code = (
+        "import json, sys; before = set(sys.modules); import generator.entry;"
+        " print(json.dumps(sorted(set(sys.modules) - before)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
+    loaded = set(json.loads(out))
+    assert {"generator.entry", "generator.warm_worker"} <= loaded
+    heavy = ("click", "multiprocessing", "pathlib", "json", "generator.cli", "generator.loader")
+    assert _any_of(loaded, heavy) == []

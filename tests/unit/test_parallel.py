@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,8 @@ from generator.cli import main
 from generator.errors import EnvgenError, SchemaError
 from generator.loader import EnvInput, Layout
 from generator.output import InputErrors, build
-from generator.parallel import JOBS_VARIABLE, WarmRenderer, render_all, worker_count
+from generator.parallel import WarmRenderer, render_all, worker_count
+from generator.warm_worker import JOBS_VARIABLE
 from tests.helpers import REPO, write_env
 
 EXAMPLES = ("coding_env", "echo_env", "grid_env", "quiz_env", "reacher_env")
@@ -30,6 +31,18 @@ def _no_native_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Earlier tests in this process may leave native threads (Ray's gRPC clients), which make
     envgen refuse to fork; these tests are about the workers, so they see only Python's."""
     monkeypatch.setattr(parallel, "_os_threads", lambda: threading.active_count())
+
+
+def _children() -> set[str]:
+    """This process's child processes (Linux), whoever forked them."""
+    return set(Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split())
+
+
+@pytest.fixture
+def started() -> Callable[[], set[str]]:
+    """The child processes started since the test began (a session's servers are children too)."""
+    before = _children()
+    return lambda: _children() - before
 
 
 def _project(root: Path, extra: int = 3) -> list[str]:
@@ -141,7 +154,10 @@ def _record_pids(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
 
 @pytest.mark.parametrize("worker_dies", [False, True])
 def test_models_come_from_the_warm_worker_or_here_if_it_dies_with_a_serial_runs_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worker_dies: bool
+    started: Callable[[], set[str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    worker_dies: bool,
 ) -> None:
     names = _project(tmp_path, extra=0)[:2]
     layout = Layout.at(tmp_path)
@@ -158,7 +174,7 @@ def test_models_come_from_the_warm_worker_or_here_if_it_dies_with_a_serial_runs_
         assert pids == [str(os.getpid())] * 2
     else:
         assert len(pids) == 2 and len(set(pids)) == 1 and str(os.getpid()) not in pids
-    assert multiprocessing.active_children() == []
+    assert started() == set()
 
 
 def test_an_error_in_the_warm_worker_is_reported_as_a_serial_run_reports_it(
@@ -183,19 +199,19 @@ def test_an_error_in_the_warm_worker_is_reported_as_a_serial_run_reports_it(
 
 
 def test_a_warm_worker_left_unused_is_stopped_without_waiting_for_its_warm_up(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    started: Callable[[], set[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _project(tmp_path, extra=0)
     warming = threading.Event()
     monkeypatch.setattr(modelgen, "warm_up", warming.wait)  # would never finish alone
     with WarmRenderer(Layout.at(tmp_path)) as renderer:
-        assert multiprocessing.active_children() != []
+        assert started() != set()
         assert renderer.render([]) == []
-    assert multiprocessing.active_children() == []
+    assert started() == set()
 
 
 def test_jobs_one_or_no_warm_flag_forks_no_worker(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    started: Callable[[], set[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     names = _project(tmp_path, extra=0)[:1]
     layout = Layout.at(tmp_path)
@@ -203,23 +219,23 @@ def test_jobs_one_or_no_warm_flag_forks_no_worker(
     _record_pids(monkeypatch, log)
     monkeypatch.setenv(JOBS_VARIABLE, "1")
     with WarmRenderer(layout) as renderer:
-        assert multiprocessing.active_children() == []
+        assert started() == set()
         renderer.render(names)
     monkeypatch.delenv(JOBS_VARIABLE)
     with WarmRenderer(layout, warm=False) as renderer:
-        assert multiprocessing.active_children() == []
+        assert started() == set()
         renderer.render(names)
     assert log.read_text().split() == [str(os.getpid())] * 2
 
 
 def test_native_threads_invisible_to_threading_also_prevent_forking(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    started: Callable[[], set[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert parallel._os_threads() >= threading.active_count() >= 1
     monkeypatch.setattr(parallel, "_os_threads", lambda: 3)  # e.g. Ray's gRPC threads
     assert worker_count(100, 2) == 1
     with WarmRenderer(Layout.at(tmp_path)):
-        assert multiprocessing.active_children() == []
+        assert started() == set()
 
 
 _IGNORES_SIGTERM = """
