@@ -67,11 +67,13 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
         trace: bool | str = False,
         strict: bool = False,
         max_message_bytes: int | None = 100 * 1024 * 1024,
+        owns_provider: bool = False,
     ) -> None:
         """Connect to ``base_url``, or to the server of ``provider``; nothing is sent yet.
 
         A provider that is not running yet is started here (blocking) and then belongs to
-        the client: ``close()`` stops it. A running provider is only borrowed.
+        the client: ``close()`` stops it. A running provider is only borrowed, unless
+        ``owns_provider`` hands it over (as the launchers do with the one they started).
         ``transport`` overrides ``SPEC.transport``. ``request_timeout_s`` is the default of
         ``connect_timeout_s`` and ``read_timeout_s``. ``step_timeout_s`` is sent with each
         HTTP step as the server's ``timeout_s``. ``retry`` (default ``RetryPolicy()``) says
@@ -126,7 +128,7 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
         self._episode_id: str | None = None
         self._episode_id_given = False
         self._provider = provider
-        self._owns_provider = False
+        self._owns_provider = owns_provider
         self._closed = False
         self._transport: TransportT | None = None
         if base_url is None:

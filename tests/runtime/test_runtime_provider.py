@@ -253,6 +253,17 @@ def test_client_started_provider_is_owned_but_running_one_is_not(tmp_path: Path)
         provider.stop()
 
 
+def test_running_provider_handed_over_with_owns_provider_is_stopped_by_close() -> None:
+    provider = LocalProcessProvider(server_command("mini"), startup_timeout_s=20)
+    url = provider.start()
+    try:
+        with MiniEnv(provider=provider, owns_provider=True) as env:
+            assert env.base_url == url
+        assert provider.base_url is None
+    finally:
+        provider.stop()
+
+
 def test_from_local_process_needs_a_command() -> None:
     class NoCommandEnv(MiniEnv):
         SPEC = MiniEnv.SPEC.__class__(name="none", version="0", transport="http")
