@@ -499,8 +499,25 @@ FRESH_SCRIPTS: dict[tuple[str, str], str] = {
     ),
 }
 PYDANTIC_REF = "pydantic (BaseModel, TypeAdapter)"
+MODELS_REF = "pydantic + echo_env-sized models"
 REFERENCE_IMPORTS = {
     PYDANTIC_REF: "from pydantic import BaseModel, TypeAdapter",
+    # The floor of any pydantic-typed client: defining a first model loads most of pydantic
+    # (importing BaseModel alone is lazy), so this is what a client cannot go below.
+    MODELS_REF: textwrap.dedent(
+        """\
+        from pydantic import BaseModel
+        class Action(BaseModel):
+            message: str
+        class Observation(BaseModel):
+            echoed_message: str = ""
+            done: bool = False
+            reward: float | None = None
+        class State(BaseModel):
+            episode_id: str | None = None
+            step_count: int = 0
+        """
+    ),
     "requests": "import requests",
     "websockets.sync.client": "import websockets.sync.client",
     "envgen_runtime": "import envgen_runtime",
@@ -738,6 +755,9 @@ def headline(
     pydantic = [r["import_ms"] for r in fresh["reference_imports"] if r["module"] == PYDANTIC_REF]
     if pydantic:  # the machine's speed, factored out: pydantic's own import, same run
         out["import_vs_pydantic"] = round(import_ms / max(pydantic[0], 1e-9), 2)
+    floor = [r["import_ms"] for r in fresh["reference_imports"] if r["module"] == MODELS_REF]
+    if floor:  # what envgen adds to the models any pydantic client defines
+        out["import_over_models_ms"] = round(import_ms - floor[0], 1)
     out["openenv_import_ms"] = openenv_import
     met["import"] = import_ms <= TARGETS["import_ms_max"]
     best = max(concurrency, key=lambda r: r["steps_per_s"]) if concurrency else None

@@ -193,6 +193,11 @@ def step_section(data: dict[str, Any]) -> list[str]:
             f"- the same import over `from pydantic import BaseModel, TypeAdapter` in this run: "
             f"{head['import_vs_pydantic']}x (the machine's speed factored out)"
         )
+    if "import_over_models_ms" in head:
+        lines.append(
+            f"- the same import over pydantic defining echo_env-sized models (the floor of any "
+            f"pydantic-typed client) in this run: +{head['import_over_models_ms']} ms"
+        )
     return lines + _async_targets(head, targets, met)
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_step import PYDANTIC_REF, TARGETS, async_vs_sync, headline
-from benchmarks.report import _async_targets
+from benchmarks.bench_step import MODELS_REF, PYDANTIC_REF, TARGETS, async_vs_sync, headline
+from benchmarks.report import _async_targets, step_section
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def row(
@@ -76,8 +80,14 @@ def test_headline_relates_the_client_import_to_pydantics_own_in_the_same_run() -
         "reference_imports": [
             {"module": "requests", "import_ms": 10.0},
             {"module": PYDANTIC_REF, "import_ms": 140.0},
+            {"module": MODELS_REF, "import_ms": 180.5},
         ],
     }
     head = headline(transports, fresh, ROWS)
     assert head["import_ms"] == 210.0
     assert head["import_vs_pydantic"] == 1.5
+    assert head["import_over_models_ms"] == 29.5
+    recorded = json.loads((REPO / "benchmarks/results/step.json").read_text())
+    recorded["headline"].update(head)
+    (line,) = [x for x in step_section(recorded) if "echo_env-sized models" in x]
+    assert line.endswith("in this run: +29.5 ms")
