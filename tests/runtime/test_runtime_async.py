@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
+import threading
 import time
 import tracemalloc
 from collections.abc import Coroutine
@@ -34,6 +36,7 @@ from envgen_runtime import (
     SessionLostError,
 )
 
+from . import test_runtime_wsdirect as wsdirect_tests
 from .clients import (
     AsyncCounterEnv,
     AsyncLegacyCounterEnv,
@@ -44,6 +47,7 @@ from .clients import (
 from .fakes import Reply, fake_http, fake_ws, pid_alive, scripted_ws, wait_gone
 
 T = TypeVar("T")
+tls_files = wsdirect_tests.tls_files  # the fixture: a self-signed certificate for 127.0.0.1
 NO_RETRY = RetryPolicy.never()
 
 
@@ -458,6 +462,73 @@ def test_malformed_http_replies_are_protocol_errors(reply: Reply, fragment: str)
 
     with fake_http({("GET", "/state"): reply}) as server:
         run(go(server.url))
+
+
+def _tls_http_server(context: ssl.SSLContext, body: bytes) -> tuple[str, threading.Thread]:
+    """A one-connection HTTPS server answering every request with ``body`` (JSON)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        with listener, context.wrap_socket(listener.accept()[0], server_side=True) as conn:
+            conn.settimeout(5)
+            data = b""
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+                while b"\r\n\r\n" in data:
+                    head, data = data.split(b"\r\n\r\n", 1)
+                    length = 0
+                    for line in head.split(b"\r\n")[1:]:
+                        name, _, value = line.partition(b":")
+                        if name.strip().lower() == b"content-length":
+                            length = int(value)
+                    data = data[length:]
+                    conn.sendall(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                        + body
+                    )
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return f"https://127.0.0.1:{port}", thread
+
+
+def test_tls_replies_longer_than_the_read_buffer_arrive_whole(
+    tls_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # TLS transports hand the protocol's buffer to the TLS layer: many reads, many records.
+    cert, key = tls_files
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the WebSocket client trusts it
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))  # ... and so does the HTTP one
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    big = "".join(chr(ord("a") + i % 26) for i in range(300_000))
+    state = json.dumps({"type": "state", "data": {"big": big}})
+
+    def handler(conn: Any) -> None:
+        try:
+            while True:
+                conn.recv()
+                conn.send(state)
+        except Exception:
+            return
+
+    async def go(transport: AsyncWebSocketTransport | AsyncHttpTransport) -> None:
+        try:
+            for _ in range(2):
+                assert (await transport.request("state", {}))["big"] == big
+        finally:
+            await transport.close()
+
+    with wsdirect_tests.ws_server(handler, ssl=context) as url:
+        run(go(AsyncWebSocketTransport(url.replace("http", "https"), timeout_s=5)))
+    url, thread = _tls_http_server(context, json.dumps({"big": big}).encode())
+    run(go(AsyncHttpTransport(url, timeout_s=5)))
+    thread.join(5)
 
 
 def test_bad_envelope_is_protocol_error_with_op() -> None:
