@@ -171,8 +171,7 @@ class DirectConnection:
         with self._lock:
             if not self._sock_closed:
                 self._engine.close(CloseCode.NORMAL_CLOSURE)
-                with contextlib.suppress(Exception):  # closed: the goal anyway
-                    self._flush()
+                self._flush(raise_closed=False)  # a failed write: closed, the goal anyway
                 self._finish_close()
 
     def abort(self) -> None:
@@ -337,14 +336,23 @@ class _Keeper:
         while True:
             self._wake.wait(KEEPER_INTERVAL_S)
             self._wake.clear()
-            with self._lock:
-                connections = list(self._connections)
-                if not connections:
-                    self.running = False
-                    return
-            now = time.monotonic()
-            for conn in connections:
-                conn._keep_alive(now)
+            if not self._visit():
+                return
+
+    def _visit(self) -> bool:
+        """One visit; False when no connection is left (the thread ends).
+
+        Its own frame, so no connection stays referenced while the keeper sleeps.
+        """
+        with self._lock:
+            connections = list(self._connections)
+            if not connections:
+                self.running = False
+                return False
+        now = time.monotonic()
+        for conn in connections:
+            conn._keep_alive(now)
+        return True
 
 
 KEEPER = _Keeper()
