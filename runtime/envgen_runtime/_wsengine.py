@@ -395,30 +395,33 @@ class WebSocketCommon(Limits):
                 )
         return True
 
-    @contextmanager
-    def _opening(self, op: str, headers: Mapping[str, str] | None) -> Iterator[Opening]:
-        """Around a shell's connect: options in, errors mapped, the session counted.
-
-        Options are named as websockets' ``connect`` takes them. The handshake carries the
-        defaults, reconnect()'s headers, the call's, a traceparent.
-        """
-        handshake = merge_headers(self._headers, self._sticky_headers, check_headers(headers))
-        if self._trace is not None and not has_header(handshake, "traceparent"):
-            handshake["traceparent"] = self._trace.traceparent()
+    def _connect_options(self, headers: Mapping[str, str]) -> dict[str, Any]:
+        """Options for opening a connection (named as websockets' ``connect`` takes them)."""
         options: dict[str, Any] = {
             "open_timeout": self._connect_timeout_s,
             "close_timeout": 2.0,
             "max_size": self._max_message_bytes,
             "logger": RedactingLogger(logging.getLogger("websockets.client")),
         }
-        if handshake:
-            options["additional_headers"] = dict(handshake)
+        if headers:
+            options["additional_headers"] = dict(headers)
         if is_loopback_url(self._base_url):
             options["proxy"] = None  # never route local traffic through a configured proxy
             # permessage-deflate costs CPU on both ends for every message and saves no time
             # on a loopback link: about a third of a small step's client CPU (bench_step.py).
             options["compression"] = None
-        opening = Opening(self._base_url, options)
+        return options
+
+    @contextmanager
+    def _opening(self, op: str, headers: Mapping[str, str] | None) -> Iterator[Opening]:
+        """Around a shell's connect: options in, errors mapped, the session counted.
+
+        The handshake carries the defaults, reconnect()'s headers, the call's, a traceparent.
+        """
+        handshake = merge_headers(self._headers, self._sticky_headers, check_headers(headers))
+        if self._trace is not None and not has_header(handshake, "traceparent"):
+            handshake["traceparent"] = self._trace.traceparent()
+        opening = Opening(self._base_url, self._connect_options(handshake))
         try:
             yield opening
         except Exception as exc:
