@@ -1,9 +1,8 @@
 """What the sync ``EnvClient`` and the async ``AsyncEnvClient`` share: everything but I/O.
 
-Argument checks, headers (defaults, the bearer token named by the spec, tracing), which
-transport to build, request bodies, the retry decision (``_retry_delay``), reply parsing
-(lenient or strict), the current episode id and what closing releases live here once; the
-two clients are shells that only send, wait and sleep (blocking or asyncio).
+Argument checks, headers (defaults, bearer token, tracing), the transport, request bodies,
+the retry decision, reply parsing, the episode id and what closing releases live here once;
+the two clients are shells that only send, wait and sleep.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The base class every generated environment client subclasses (blocking I/O).
-
-Everything that does not wait on I/O (arguments, headers, retry decisions, parsing, the
-episode id) lives in ``ClientCore`` and is shared with ``AsyncEnvClient``.
-"""
+"""The base class of generated blocking clients: only I/O and waiting; the rest (arguments,
+headers, retry decisions, parsing, the episode id) is ``ClientCore``, shared with asyncio."""
 
 from __future__ import annotations
 

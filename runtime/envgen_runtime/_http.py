@@ -1,8 +1,5 @@
-"""The blocking HTTP transport: performs ``HttpEngine``'s I/O actions on one socket.
-
-Everything but moving bytes and waiting lives in ``_http_engine`` (shared with the asyncio
-shell, ``_http_async``); ``socket`` and ``ssl`` are imported on the first connection.
-"""
+"""The blocking HTTP transport: performs ``HttpEngine``'s I/O actions on one socket (all
+else is in ``_http_engine``); ``socket`` and ``ssl`` are imported on the first connection."""
 
 from __future__ import annotations
 
