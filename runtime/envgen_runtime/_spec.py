@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from ._transport import positive
+
 TransportName = Literal["http", "websocket"]
 TRANSPORTS: tuple[TransportName, ...] = ("http", "websocket")
 _ENV_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -40,8 +42,7 @@ class EnvSpec:
             )
         if not self.health_path.startswith("/"):
             raise ValueError(f"EnvSpec.health_path must start with '/', got {self.health_path!r}")
-        if self.startup_timeout_s <= 0:
-            raise ValueError("EnvSpec.startup_timeout_s must be positive")
+        positive("EnvSpec.startup_timeout_s", self.startup_timeout_s)
         if self.auth_token_env is not None and not _ENV_VAR.match(self.auth_token_env):
             raise ValueError(
                 "EnvSpec.auth_token_env must be an environment variable name such as "

@@ -89,3 +89,10 @@ def test_env_spec() -> None:
         EnvSpec(name="e", version="1", transport="http", health_path="health")
     with pytest.raises(ValueError):
         EnvSpec(name="e", version="1", transport="http", startup_timeout_s=0)
+
+
+def test_env_spec_startup_timeout_must_be_a_positive_number() -> None:
+    # NaN passed the old `<= 0` check: a provider would then give up at once.
+    for value in (0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="startup_timeout_s must be positive"):
+            EnvSpec(name="e", version="1", transport="http", startup_timeout_s=value)
