@@ -17,7 +17,6 @@ from urllib.parse import urlsplit
 
 from ._errormap import translate
 from ._exceptions import (
-    EnvgenRuntimeError,
     ProtocolError,
     ServerError,
     ServerValidationError,
@@ -222,10 +221,6 @@ class HttpEngine(Limits):
         if self._trace is not None and not has_header(sent, "traceparent"):
             generated["traceparent"] = self._trace.traceparent()
         return merge_headers(self._pool_headers, generated, extra)
-
-    def _check_open(self, what: str) -> None:
-        if self._closed:
-            raise EnvgenRuntimeError(f"{what} failed: this {type(self).__name__} is closed")
 
     def reconnect_flow(self, headers: Mapping[str, str] | None) -> Flow:
         """Close the connection; later requests also carry ``headers`` (until the next call)."""

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
+from ._exceptions import EnvgenRuntimeError
 from ._text import redact_url
 
 Op = Literal["reset", "step", "state"]
@@ -53,11 +54,12 @@ def positive(name: str, value: float | None) -> None:
 
 
 class Limits:
-    """The connect and read limits and the repr that the clients and both engines share."""
+    """The limits, repr and closed check that the clients and both engines share."""
 
     _base_url: str
     _timeout_s: float
     _connect_timeout_s: float
+    _closed: bool
 
     def _set_limits(self, timeout_s: float, connect_timeout_s: float | None) -> None:
         """``connect_timeout_s`` defaults to ``timeout_s``."""
@@ -91,6 +93,10 @@ class Limits:
     def __repr__(self) -> str:
         url, rest = self._repr_args()
         return f"{type(self).__name__}({redact_url(url)!r}, {rest})"
+
+    def _check_open(self, what: str) -> None:
+        if self._closed:
+            raise EnvgenRuntimeError(f"{what} failed: this {type(self).__name__} is closed")
 
 
 def is_loopback_url(url: str) -> bool:
