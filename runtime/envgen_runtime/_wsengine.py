@@ -452,10 +452,9 @@ class WebSocketCommon(Limits):
         The connection is abandoned without a closing handshake: the server may be dead or
         frozen, and waiting for its close frame would overrun the caller's timeout.
         """
-        conn, self._conn = self._conn, None
+        conn = self._forget()
         if conn is not None:
             self._lost = reason
-            self._handshake_headers = {}
             with contextlib.suppress(Exception):  # best effort: it is being abandoned
                 conn.abort()
 
