@@ -29,7 +29,7 @@ from ._exceptions import (
     ProviderError,
     ServerError,
 )
-from ._provider import Provider, probe_health
+from ._provider import Provider
 from ._result import StepResult
 from ._spec import EnvSpec
 
@@ -524,16 +524,31 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         ]
 
     async def _alive(self, server: _Server) -> bool:
-        """Whether ``server`` answers ``GET health_path`` with 200 (a dead process refuses)."""
+        """Whether ``server`` answers ``GET health_path`` with 200 (a dead process refuses).
+
+        Asyncio, not ``probe_health`` in a thread: the default executor's few threads may all
+        be busy starting replacement servers, and a lost node makes every probe wait out its
+        timeout, so the probes must all run at once.
+        """
         import asyncio
 
         if server.lost or server.base_url is None:
             return False
         parts = urlsplit(server.base_url)
-        host, port = parts.hostname or "127.0.0.1", parts.port or 80
-        return await asyncio.to_thread(
-            probe_health, host, port, self._health_path, self._health_timeout_s
-        )
+        request = f"GET {self._health_path} HTTP/1.0\r\nHost: {parts.netloc}\r\n\r\n"
+        writer: asyncio.StreamWriter | None = None
+        try:
+            async with asyncio.timeout(self._health_timeout_s):
+                host, port = parts.hostname or "127.0.0.1", parts.port or 80
+                reader, writer = await asyncio.open_connection(host, port)
+                writer.write(request.encode("ascii"))
+                status = await reader.readline()
+            return status.split(b" ")[1:2] == [b"200"]
+        except (OSError, TimeoutError):
+            return False
+        finally:
+            if writer is not None:
+                writer.close()
 
     async def _lost(self, failure: _Failure, server_lost: bool) -> SlotResult[ObsT]:
         """The failed slot continues from a reset (on a new session if its server lives)."""

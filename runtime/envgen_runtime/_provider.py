@@ -132,11 +132,11 @@ def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def probe_health(host: str, port: int, path: str, timeout_s: float = 1.0) -> bool:
-    """Whether ``GET path`` on ``host:port`` answers 200 within ``timeout_s``."""
+def probe_health(host: str, port: int, path: str) -> bool:
+    """Whether ``GET path`` on ``host:port`` answers 200 within a second."""
     import http.client  # only needed while a server starts; it pulls in ssl and email
 
-    conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
+    conn = http.client.HTTPConnection(host, port, timeout=1.0)
     try:
         conn.request("GET", path)
         response = conn.getresponse()
