@@ -2,17 +2,15 @@
 
 Header values may hold secrets (tokens, cookies), so nothing here ever puts a value into a
 message, a repr or a log record: errors name the header, never its value. The WebSocket
-library logs handshake headers at DEBUG level; ``RedactingLogger`` blanks their values.
+library logs handshake headers at DEBUG level; ``_redact.RedactingLogger`` blanks them.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import secrets
 from collections.abc import Mapping
-from typing import Any
 
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 """An HTTP field name (RFC 9110 token)."""
@@ -120,21 +118,3 @@ def _nonzero_hex(nbytes: int) -> str:
         value = secrets.token_hex(nbytes)
         if set(value) != {"0"}:  # all zeros is invalid in W3C Trace Context
             return value
-
-
-class RedactingLogger(logging.LoggerAdapter[logging.Logger]):
-    """Passes records on to ``logger`` with header and query values blanked.
-
-    websockets logs each handshake header as ``"> %s: %s"`` (and ``"< %s: %s"`` for the
-    response) at DEBUG level; an Authorization header would otherwise reach the logs.
-    """
-
-    def __init__(self, logger: logging.Logger) -> None:
-        super().__init__(logger, {})
-
-    def log(self, level: int, msg: Any, *args: Any, **kwargs: Any) -> None:
-        if msg in ("> %s: %s", "< %s: %s") and len(args) == 2:
-            args = (args[0], "<redacted>")
-        elif msg == "> GET %s HTTP/1.1" and len(args) == 1 and "?" in str(args[0]):
-            args = (str(args[0]).split("?", 1)[0] + "?...",)  # query values may be secrets
-        super().log(level, msg, *args, **kwargs)

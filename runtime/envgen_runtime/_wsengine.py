@@ -14,7 +14,6 @@ importing websockets (this module is imported with the package).
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
 import threading
 from collections.abc import Iterator, Mapping
@@ -34,7 +33,7 @@ from ._exceptions import (
     SessionLostError,
     issues_from_wire,
 )
-from ._headers import RedactingLogger, TraceContext, check_headers, has_header, merge_headers
+from ._headers import TraceContext, check_headers, has_header, merge_headers
 from ._result import dumps_body, parse_json_object, request_role
 from ._text import BODY_LIMIT, quote, redact_url, truncate
 from ._transport import Limits, Op, is_loopback_url
@@ -397,11 +396,13 @@ class WebSocketCommon(Limits):
 
     def _connect_options(self, headers: Mapping[str, str]) -> dict[str, Any]:
         """Options for opening a connection (named as websockets' ``connect`` takes them)."""
+        from ._redact import RedactingLogger
+
         options: dict[str, Any] = {
             "open_timeout": self._connect_timeout_s,
             "close_timeout": 2.0,
             "max_size": self._max_message_bytes,
-            "logger": RedactingLogger(logging.getLogger("websockets.client")),
+            "logger": RedactingLogger("websockets.client"),
         }
         if headers:
             options["additional_headers"] = dict(headers)
