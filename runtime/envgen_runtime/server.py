@@ -58,10 +58,6 @@ __all__ = [
 PROTOCOLS = ("websocket", "http")
 DEFAULT_MAX_CONCURRENT_ENVS = 16
 
-# Wire names such as `class` or `time-left` must survive openenv's bare `model_dump()`.
-_WIRE_CONFIG = ConfigDict(validate_by_name=True, serialize_by_alias=True)
-
-
 OMIT_NONE = "x-envgen-omit-none"
 """The mark generated server models put on an optional property whose schema refuses null."""
 
@@ -138,7 +134,8 @@ class _WireFormat(BaseModel):
     """What every generated server model adds to its base: wire names kept, absent optionals
     left out of replies, and a published schema that says so."""
 
-    model_config = _WIRE_CONFIG
+    # Wire names such as `class` or `time-left` must survive openenv's bare `model_dump()`.
+    model_config = ConfigDict(validate_by_name=True, serialize_by_alias=True)
 
     @model_serializer(mode="wrap")
     def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
