@@ -499,21 +499,23 @@ FRESH_SCRIPTS: dict[tuple[str, str], str] = {
     ),
 }
 PYDANTIC_REF = "pydantic (BaseModel, TypeAdapter)"
-MODELS_REF = "pydantic + echo_env-sized models"
+MODELS_REF = "pydantic + echo_env-sized models (defer_build)"
 REFERENCE_IMPORTS = {
     PYDANTIC_REF: "from pydantic import BaseModel, TypeAdapter",
-    # The floor of any pydantic-typed client: defining a first model loads most of pydantic
-    # (importing BaseModel alone is lazy), so this is what a client cannot go below.
+    # What any client with pydantic models pays, built as generated models are (validators on
+    # first use): importing BaseModel alone is lazy, defining a first model loads most of it.
     MODELS_REF: textwrap.dedent(
         """\
-        from pydantic import BaseModel
-        class Action(BaseModel):
+        from pydantic import BaseModel, ConfigDict
+        class Base(BaseModel):
+            model_config = ConfigDict(defer_build=True)
+        class Action(Base):
             message: str
-        class Observation(BaseModel):
+        class Observation(Base):
             echoed_message: str = ""
             done: bool = False
             reward: float | None = None
-        class State(BaseModel):
+        class State(Base):
             episode_id: str | None = None
             step_count: int = 0
         """
