@@ -132,9 +132,8 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
         self._transport: TransportT | None = None
         if base_url is None:
             assert provider is not None
-            if provider.base_url is not None:
-                base_url = provider.base_url
-            else:
+            base_url = provider.base_url
+            if base_url is None:
                 base_url = provider.start()
                 self._owns_provider = True  # we started it, so close() stops it
         self._base_url = base_url.rstrip("/")
