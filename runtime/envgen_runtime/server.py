@@ -299,16 +299,14 @@ def http_app(
     info = EnvironmentMetadata(name=name, description=description, version=version)
     app = FastAPI(title=name, description=description, version=version)
 
-    def invalid(exc: ValidationError) -> Any:
-        return JSONResponse({"detail": json.loads(exc.json(include_url=False))}, status_code=422)
-
     def run(call: Callable[[], Any]) -> Any:
         """`call` under the lock: a ValidationError is a 422, the env's own failure a 500."""
         with lock:
             try:
                 observation = call()
             except ValidationError as exc:
-                return invalid(exc)
+                detail = json.loads(exc.json(include_url=False))
+                return JSONResponse({"detail": detail}, status_code=422)
             except Exception as exc:
                 return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=500)
         return serialization.serialize_observation(observation)
@@ -322,12 +320,13 @@ def http_app(
 
     @app.post("/step")
     def step(request: StepRequest) -> Any:
-        try:
-            action = serialization.deserialize_action(request.action, action_cls)
-        except ValidationError as exc:
-            return invalid(exc)
         kwargs = request.model_dump(exclude_unset=True, exclude={"action"})
-        return run(lambda: env.step(action, **_accepted(env.step, kwargs)))
+
+        def call() -> Any:  # the action is validated here too: an invalid one is a 422
+            action = serialization.deserialize_action(request.action, action_cls)
+            return env.step(action, **_accepted(env.step, kwargs))
+
+        return run(call)
 
     @app.get("/state")
     def state() -> Any:
