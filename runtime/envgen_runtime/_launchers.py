@@ -60,7 +60,7 @@ LaunchPlan = tuple["Provider", "Mapping[str, Any]"]
 
 def _plan(provider: Provider, client_options: Mapping[str, Any] | None) -> LaunchPlan:
     options = dict(client_options or {})
-    clash = {"base_url", "provider"} & options.keys()
+    clash = {"base_url", "provider", "owns_provider"} & options.keys()
     if clash:
         raise TypeError(f"client_options must not set {sorted(clash)}: the launcher does")
     return provider, options
@@ -231,7 +231,7 @@ def _build_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> ClientT:
     try:
         if started:
             provider.start()
-        return _owning_client(cls, provider, options, started)
+        return cls(provider=provider, owns_provider=started, **options)
     except BaseException:
         if started:  # a provider passed in running is only borrowed: leave it be
             provider.stop()
@@ -252,22 +252,12 @@ async def _start_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> Client
     try:
         if started:
             await asyncio.to_thread(provider.start)
-        return _owning_client(cls, provider, options, started)
+        return cls(provider=provider, owns_provider=started, **options)
     except BaseException:
         if started:  # stopped in a thread: the start may still hold the provider's lock
             stop = provider.stop
             threading.Thread(target=stop, name="envgen-provider-stop", daemon=True).start()
         raise
-
-
-def _owning_client(
-    cls: Callable[..., ClientT], provider: Provider, options: Mapping[str, Any], started: bool
-) -> ClientT:
-    """The client around the running ``provider``; one ``started`` by the launch is owned."""
-    client = cls(provider=provider, **options)
-    if started:
-        client._owns_provider = True  # type: ignore[attr-defined]  # closing it stops the server
-    return client
 
 
 class AsyncClientStart(Generic[ClientT]):

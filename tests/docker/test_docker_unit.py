@@ -193,6 +193,15 @@ def test_client_options_must_not_name_the_server() -> None:
         )
 
 
+def test_client_options_must_not_decide_who_owns_the_server() -> None:
+    # The launcher hands the server it started to the client (owns_provider) itself.
+    with pytest.raises(TypeError, match=r"client_options must not set \['owns_provider'\]"):
+        EchoEnv.from_docker_image(
+            provider=LocalDockerProvider("img:1"),
+            client_options={"owns_provider": False},  # type: ignore[typeddict-unknown-key]
+        )
+
+
 def test_spec_without_an_image_needs_one_passed() -> None:
     class NoImage(EchoEnv):
         SPEC: ClassVar[EnvSpec] = dataclasses.replace(EchoEnv.SPEC, docker_image=None)
