@@ -6,6 +6,7 @@ import keyword
 import re
 import tomllib
 from dataclasses import dataclass
+from math import inf
 from pathlib import Path
 from typing import Any, Literal
 
@@ -161,8 +162,10 @@ def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
     if not isinstance(health_path, str) or not health_path.startswith("/"):
         raise fail("/server/health_path", "health_path must be a string starting with '/'")
     timeout = server.get("startup_timeout_s", 60)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise fail("/server/startup_timeout_s", "startup_timeout_s must be a positive number")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < inf:
+        raise fail(
+            "/server/startup_timeout_s", "startup_timeout_s must be a finite positive number"
+        )
 
     docker = data.get("docker", {})
     image = docker.get("image")

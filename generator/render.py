@@ -8,6 +8,7 @@ literals (`pyrepr`), TOML strings (`toml`), Markdown that renders as itself (`ce
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from functools import cache
@@ -55,6 +56,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 
 def pyrepr(value: Any) -> str:
     """A Python literal for `value`; strings can never escape their quotes."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value!r} has no Python literal")
     if isinstance(value, str | int | float | bool | type(None)):
         return repr(value)
     if isinstance(value, tuple | list):

@@ -231,7 +231,7 @@ class LocalDockerProvider(ProviderContext):
         check_port("port", port)
         check_port("host_port", host_port)
         check_health_options(health_path, startup_timeout_s)
-        if stop_timeout_s < 0:
+        if not stop_timeout_s >= 0:  # NaN too
             raise ValueError("stop_timeout_s must not be negative")
         for key, why in _RESERVED.items():
             if key in run_options:

@@ -32,6 +32,7 @@ from ._exceptions import (
 from ._provider import Provider
 from ._result import StepResult
 from ._spec import EnvSpec
+from ._transport import positive
 
 if TYPE_CHECKING:
     import asyncio
@@ -271,15 +272,18 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
     ) -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"size must be a positive integer, got {size!r}")
+        if isinstance(sessions_per_server, bool) or not isinstance(sessions_per_server, int):
+            raise ValueError(f"sessions_per_server must be an int, got {sessions_per_server!r}")
         if sessions_per_server < 1:
             raise ValueError(f"sessions_per_server must be at least 1, got {sessions_per_server}")
+        positive("health_timeout_s", health_timeout_s)
         chosen = client if client is not None else type(self).CLIENT
         if chosen is None:
             raise TypeError(f"{type(self).__name__} needs client= (a generated client class)")
         self._client_cls = async_client_class(chosen)
         spec = self._client_cls._spec()
         self._options: dict[str, Any] = dict(client_options or {})
-        clash = {"base_url", "provider"} & self._options.keys()
+        clash = {"base_url", "provider", "owns_provider"} & self._options.keys()
         if clash:
             raise TypeError(f"client_options must not set {sorted(clash)}: the pool does")
         transport = self._options.get("transport") or spec.transport

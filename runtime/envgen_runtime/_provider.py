@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 
 from . import _exit_stop
 from ._exceptions import ProviderError
+from ._transport import positive
 
 if TYPE_CHECKING:
     import subprocess
@@ -95,8 +96,7 @@ def check_health_options(health_path: str, startup_timeout_s: float) -> None:
     """Refuse a health path that is not absolute and a startup timeout that is not positive."""
     if not health_path.startswith("/"):
         raise ValueError(f"health_path must start with '/', got {health_path!r}")
-    if startup_timeout_s <= 0:
-        raise ValueError("startup_timeout_s must be positive")
+    positive("startup_timeout_s", startup_timeout_s)
 
 
 def check_server_options(

@@ -49,7 +49,7 @@ class RetryPolicy:
             raise TypeError("RetryPolicy.attempts must be an int")
         if self.attempts < 1:
             raise ValueError("RetryPolicy.attempts must be at least 1 (1 means no retries)")
-        if self.base_delay_s < 0 or self.max_delay_s < 0:
+        if not (self.base_delay_s >= 0 and self.max_delay_s >= 0):  # NaN too
             raise ValueError("RetryPolicy delays must not be negative")
         if not 0.0 <= self.jitter <= 1.0:
             raise ValueError("RetryPolicy.jitter must be between 0 and 1")

@@ -162,6 +162,9 @@ def test_reserved_run_options_are_refused(option: str) -> None:
         ({"host_port": 70000}, "host_port must be in 1..65535"),
         ({"health_path": "health"}, "must start with '/'"),
         ({"startup_timeout_s": 0}, "startup_timeout_s must be positive"),
+        ({"startup_timeout_s": float("nan")}, "startup_timeout_s must be positive"),
+        ({"stop_timeout_s": -1}, "stop_timeout_s must not be negative"),
+        ({"stop_timeout_s": float("nan")}, "stop_timeout_s must not be negative"),
     ],
 )
 def test_provider_arguments_are_checked(kwargs: dict[str, Any], message: str) -> None:

@@ -160,6 +160,15 @@ def test_pool_arguments_are_checked_before_anything_starts() -> None:
         AsyncEnvPool(1, client=EchoEnv, provider="kubernetes")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="client_options must not set"):
         AsyncEnvPool(1, client=EchoEnv, client_options={"base_url": "x"})  # type: ignore[typeddict-unknown-key]
+    # The pool owns its servers: a client told it owns one would stop it when closed.
+    with pytest.raises(TypeError, match=r"client_options must not set \['owns_provider'\]"):
+        AsyncEnvPool(1, client=EchoEnv, client_options={"owns_provider": True})  # type: ignore[typeddict-unknown-key]
+    for bad in (0, -1.0, float("nan"), True):  # NaN passed unchecked: no probe could succeed
+        with pytest.raises(ValueError, match="health_timeout_s must be positive"):
+            AsyncEnvPool(1, client=EchoEnv, health_timeout_s=bad)
+    for count in (0, True, 1.5):
+        with pytest.raises(ValueError, match="sessions_per_server must be"):
+            AsyncEnvPool(1, client=EchoEnv, sessions_per_server=count)  # type: ignore[arg-type]
 
 
 def test_a_server_that_cannot_start_for_a_moved_slot_is_that_slots_error() -> None:

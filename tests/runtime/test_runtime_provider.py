@@ -282,3 +282,11 @@ def test_closed_client_reports_closed() -> None:
     env.close()
     with pytest.raises(EnvgenRuntimeError, match="is closed"):
         env.reset()
+
+
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), True])
+def test_startup_timeout_must_be_a_positive_number(value: float) -> None:
+    # NaN passed the old `<= 0` check, and a deadline of NaN never comes: start() would
+    # wait forever for a server that never answers.
+    with pytest.raises(ValueError, match="startup_timeout_s must be positive"):
+        LocalProcessProvider(["{python}", "-c", "pass"], startup_timeout_s=value)

@@ -87,7 +87,10 @@ KINDS = [pytest.param(False, id="sync"), pytest.param(True, id="async")]
         ({"attempts": True}, TypeError),
         ({"base_delay_s": -1}, ValueError),
         ({"max_delay_s": -0.1}, ValueError),
+        ({"base_delay_s": float("nan")}, ValueError),  # passed the old `< 0` check
+        ({"max_delay_s": float("nan")}, ValueError),
         ({"jitter": 1.5}, ValueError),
+        ({"jitter": float("nan")}, ValueError),
         ({"retry_statuses": {503, 429}}, ValueError),
         ({"retry_statuses": {404}}, ValueError),
     ],

@@ -58,6 +58,14 @@ def test_full(tmp_path: Path) -> None:
             "capitalised",
         ),
         ('name = "echo_env"\nversion = "1.0.0"\nverison = "1"\n', "/verison", "unknown key"),
+        *(  # TOML has nan and inf; either was written into the client as a bare name
+            (
+                f'name = "echo_env"\nversion = "1.0.0"\n[server]\nstartup_timeout_s = {value}\n',
+                "/server/startup_timeout_s",
+                "must be a finite positive number",
+            )
+            for value in ("nan", "inf", "-inf", "0", "true")
+        ),
         (
             'name = "echo_env"\nversion = "1.0.0"\n[server]\ncomand = []\n',
             "/server/comand",

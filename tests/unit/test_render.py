@@ -43,6 +43,15 @@ def test_docstring_is_one_string_literal_with_the_same_text(text: str) -> None:
     assert value.rstrip("\n") == text.replace("\r", "\r")
 
 
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_pyrepr_refuses_what_has_no_literal(value: float) -> None:
+    # repr() gives `nan` / `inf`: names, not literals, in the generated module
+    with pytest.raises(ValueError, match="no Python literal"):
+        pyrepr(value)
+    with pytest.raises(ValueError, match="no Python literal"):
+        pyrepr(("x", value))
+
+
 def test_pyrepr_of_tuples_and_none() -> None:
     assert pyrepr(()) == "()"
     assert pyrepr(("a",)) == "('a',)"
