@@ -152,6 +152,9 @@ class WarmRenderer:
         if self._worker is None or not names or worker_count(len(names), self._jobs) > 1:
             self._stop()  # not needed: free its core for render_all's workers
             return render_all(self._layout, names, self._jobs) if names else []
+        from generator.render import compile_templates
+
+        compile_templates()  # meanwhile the worker is still warming up
         return [render_one(self._layout, name, self._make_models) for name in names]
 
     def _make_models(self, env: EnvInput, client_header: str, server_header: str) -> EnvModels:

@@ -155,6 +155,14 @@ def _environment(templates_dir: Path) -> jinja2.Environment:
     return env
 
 
+def compile_templates(templates_dir: Path = TEMPLATES_DIR) -> None:
+    """Compile every template now, not on first use: a run whose models come from its warm
+    worker does it while the worker warms up, not after the models arrive."""
+    jinja = _environment(templates_dir)
+    for name in jinja.list_templates(extensions=["jinja"]):
+        jinja.get_template(name)
+
+
 ModelMaker = Callable[[EnvInput, str, str], EnvModels]
 """Makes an env's models given their two file headers (`generate_env_models`'s signature)."""
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -32,22 +33,33 @@ def worker_signals() -> None:
 
 
 class Worker:
-    """A forked warm worker: its PID and this process's ends of its two pipes."""
+    """A forked worker: its PID and this process's ends of its two pipes."""
 
     def __init__(self, pid: int, requests: int, replies: int) -> None:
         self.pid = pid
         self._fds = (requests, replies)
         self._conns: tuple[Connection, Connection] | None = None
 
+    def send(self, *job: Any) -> None:
+        """Hand `job` over; OSError when the worker is gone."""
+        self._connections()[0].send(job)
+
+    def receive(self) -> Any:
+        """The reply to the oldest job sent; EOFError or OSError when the worker is gone."""
+        return self._connections()[1].recv()
+
     def call(self, *job: Any) -> Any:
-        """Send `job` and return the reply; EOFError or OSError when the worker is gone."""
+        """`send` then `receive`."""
+        self.send(*job)
+        return self.receive()
+
+    def _connections(self) -> tuple[Connection, Connection]:
         if self._conns is None:
             from multiprocessing.connection import Connection
 
             requests, replies = self._fds
             self._conns = Connection(requests, readable=False), Connection(replies, writable=False)
-        self._conns[0].send(job)
-        return self._conns[1].recv()
+        return self._conns
 
     def stop(self) -> None:
         """End the worker now, whether done or still warming up for nothing.
@@ -65,47 +77,104 @@ class Worker:
         os.waitpid(self.pid, 0)
 
 
-def fork() -> Worker:
-    """Start a warm worker (the caller has checked that forking is safe here)."""
+Serve = Callable[["Connection", "Connection"], None]
+"""A worker's life: what it does with the jobs from its inbox, replying to its outbox."""
+
+
+def fork(serve: Serve | None = None, inherited: tuple[int, ...] = ()) -> Worker:
+    """Start a worker that runs `serve` (default: the warm model worker's `_make_models`).
+
+    The caller has checked that forking is safe here; `inherited` are pipe ends of its own
+    that the child must not hold (else its caller would not see EOF when it dies). The child
+    leaves with `os._exit`: the parent's exit hooks and buffered output are not its own. Any
+    failure just ends it; the parent then does the work itself and reports errors as a
+    serial run would.
+    """
     requests_in, requests_out = os.pipe()
     replies_in, replies_out = os.pipe()
     pid = os.fork()
     if pid == 0:
-        os.close(requests_out)
-        os.close(replies_in)
-        _serve(requests_in, replies_out)
+        try:
+            worker_signals()
+            for fd in (requests_out, replies_in, *inherited):
+                os.close(fd)
+            from multiprocessing.connection import Connection
+
+            inbox = Connection(requests_in, writable=False)
+            (serve or _make_models)(inbox, Connection(replies_out, readable=False))
+        finally:
+            os._exit(0)
     os.close(requests_in)
     os.close(replies_out)
     return Worker(pid, requests_out, replies_in)
 
 
-def _serve(requests: int, replies: int) -> NoReturn:
-    """The worker's life: warm up, then make the models of each env it is sent.
+def _make_models(inbox: Connection, outbox: Connection) -> None:
+    """Warm up, then make the models of each env sent: `modelgen.generate_env_models`'s work.
 
-    It leaves with `os._exit`: the parent's exit hooks and buffered output are not its own.
-    Any failure just ends it; the parent then makes the models itself and reports errors as
-    a serial run would.
+    Once warm, the worker forks a twin (a copy as warm as itself) that makes each env's
+    server models while the worker makes its client models: the two model-generator calls
+    of an env run on two cores. If the twin fails, the worker makes both.
     """
+    from generator.modelgen import warm_up
+
+    warm_up()
     try:
-        worker_signals()
-        from multiprocessing.connection import Connection
+        twin: Worker | None = fork(_make_server_models, (inbox.fileno(), outbox.fileno()))
+    except OSError:
+        twin = None
+    _serve_jobs(inbox, outbox, lambda *job: _env_models(twin, *job))
+    if twin is not None:
+        twin.stop()
 
-        from generator.errors import EnvgenError
-        from generator.modelgen import generate_env_models, warm_up
 
-        inbox, outbox = Connection(requests, writable=False), Connection(replies, readable=False)
-        warm_up()
-        while True:
-            try:
-                job = inbox.recv()
-            except EOFError:  # the parent is done
-                break
-            try:
-                outbox.send(generate_env_models(*job))
-            except EnvgenError as exc:  # the parent raises it, as its own call would have
-                outbox.send(exc)
+def _env_models(twin: Worker | None, env: Any, client_header: str, server_header: str) -> Any:
+    """`generate_env_models(env, ...)`, its server half made by `twin` meanwhile (here if the
+    twin is gone); errors as that call raises them (the client half's first)."""
+    import contextlib
+
+    from generator.errors import EnvgenError
+    from generator.modelgen import EnvModels, generate_models, generate_server_models
+
+    server: Any = None
+    asked: Worker | None = None
+    if twin is not None:
+        with contextlib.suppress(OSError):
+            twin.send(env, server_header)
+            asked = twin
+    try:
+        client = generate_models(env, client_header)
     finally:
-        os._exit(0)
+        if asked is not None:  # read even when the client half failed: one reply per job
+            with contextlib.suppress(EOFError, OSError):
+                server = asked.receive()
+    if isinstance(server, EnvgenError):
+        raise server
+    return EnvModels(
+        client, generate_server_models(env, server_header) if server is None else server
+    )
+
+
+def _make_server_models(inbox: Connection, outbox: Connection) -> None:
+    from generator.modelgen import generate_server_models
+
+    _serve_jobs(inbox, outbox, generate_server_models)
+
+
+def _serve_jobs(inbox: Connection, outbox: Connection, make: Callable[..., Any]) -> None:
+    """Reply to each job with `make(*job)`, or with the envgen error it raised (the caller
+    raises it, as its own call would have), until the caller is done."""
+    from generator.errors import EnvgenError
+
+    while True:
+        try:
+            job = inbox.recv()
+        except EOFError:  # the caller is done
+            return
+        try:
+            outbox.send(make(*job))
+        except EnvgenError as exc:
+            outbox.send(exc)
 
 
 def wants_early_worker(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> bool:

@@ -10,11 +10,12 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from generator import modelgen, parallel, render
+from generator import modelgen, parallel, render, warm_worker
 from generator.cli import main
 from generator.errors import EnvgenError, SchemaError
 from generator.loader import EnvInput, Layout
@@ -140,16 +141,21 @@ def test_a_bad_jobs_variable_is_a_usage_error(
 
 
 def _record_pids(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
-    """Make every model-making call note its process (a worker forked later inherits this)."""
-    original = modelgen.generate_env_models
+    """Make each model-generator call note its half (client or server models) and its process
+    (a worker forked later inherits this)."""
+    for half in ("generate_models", "generate_server_models"):
+        original = getattr(modelgen, half)
 
-    def noting(env: EnvInput, client_header: str, server_header: str) -> modelgen.EnvModels:
-        with log.open("a") as out:
-            out.write(f"{os.getpid()}\n")
-        return original(env, client_header, server_header)
+        def noting(env: EnvInput, header: str, _made: Any = original, _half: str = half) -> Any:
+            with log.open("a") as out:
+                out.write(f"{_half} {os.getpid()}\n")
+            return _made(env, header)
 
-    monkeypatch.setattr(modelgen, "generate_env_models", noting)
-    monkeypatch.setattr(render, "generate_env_models", noting)  # the in-process default
+        monkeypatch.setattr(modelgen, half, noting)
+
+
+def _made_where(log: Path) -> list[tuple[str, str]]:
+    return [(half, pid) for half, pid in (line.split() for line in log.read_text().splitlines())]
 
 
 @pytest.mark.parametrize("worker_dies", [False, True])
@@ -169,24 +175,67 @@ def test_models_come_from_the_warm_worker_or_here_if_it_dies_with_a_serial_runs_
     with WarmRenderer(layout) as renderer:
         warm = renderer.render(names)
     assert [(r.name, r.files) for r in warm] == [(r.name, r.files) for r in serial]
-    pids = log.read_text().split()
+    made = _made_where(log)
+    here = str(os.getpid())
     if worker_dies:
-        assert pids == [str(os.getpid())] * 2
-    else:
-        assert len(pids) == 2 and len(set(pids)) == 1 and str(os.getpid()) not in pids
+        assert made == [("generate_models", here), ("generate_server_models", here)] * 2
+    else:  # client models in the worker, server models in its twin, meanwhile
+        clients = {pid for half, pid in made if half == "generate_models"}
+        servers = {pid for half, pid in made if half == "generate_server_models"}
+        assert len(made) == 4 and len(clients) == 1 and len(servers) == 1
+        assert here not in clients | servers and clients != servers
     assert started() == set()
 
 
-def test_an_error_in_the_warm_worker_is_reported_as_a_serial_run_reports_it(
+def test_templates_are_compiled_before_the_worker_is_asked_for_models(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Compiling them takes ~0.1 s: done while the worker warms up, not after models arrive.
+    names = _project(tmp_path, extra=0)[:1]
+    render._environment.cache_clear()
+    compiled_when_asked: list[int] = []
+    ask = warm_worker.Worker.call
+
+    def call(self: warm_worker.Worker, *job: Any) -> Any:
+        compiled_when_asked.append(len(render._environment(render.TEMPLATES_DIR).cache))
+        return ask(self, *job)
+
+    monkeypatch.setattr(warm_worker.Worker, "call", call)
+    with WarmRenderer(Layout.at(tmp_path)) as renderer:
+        renderer.render(names)
+    templates = list(render.TEMPLATES_DIR.glob("*.jinja"))
+    assert compiled_when_asked == [len(templates)]
+
+
+def test_when_the_twin_dies_the_worker_makes_both_halves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = _project(tmp_path, extra=0)[:2]
+    layout = Layout.at(tmp_path)
+    serial = render_all(layout, names, 1)
+    log = tmp_path / "pids"
+    _record_pids(monkeypatch, log)
+    monkeypatch.setattr(warm_worker, "_make_server_models", lambda inbox, outbox: None)
+    with WarmRenderer(layout) as renderer:
+        warm = renderer.render(names)
+    assert [(r.name, r.files) for r in warm] == [(r.name, r.files) for r in serial]
+    made = _made_where(log)
+    assert len(made) == 4 and len({pid for _, pid in made}) == 1
+    assert made[0][1] != str(os.getpid())
+
+
+@pytest.mark.parametrize("half", ["generate_models", "generate_server_models"])
+def test_an_error_in_the_warm_worker_is_reported_as_a_serial_run_reports_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, half: str
+) -> None:
+    # the client models' error comes from the worker, the server models' from its twin
     _project(tmp_path, extra=2)
     (tmp_path / "schemas/small_1/state.schema.json").write_text('{"type": 5}')
 
-    def refuse(env: EnvInput, client_header: str, server_header: str) -> modelgen.EnvModels:
+    def refuse(env: EnvInput, header: str) -> str:
         raise SchemaError("no models today", file=env.name, pointer="/x")
 
-    monkeypatch.setattr(modelgen, "generate_env_models", refuse)
+    monkeypatch.setattr(modelgen, half, refuse)
     with WarmRenderer(Layout.at(tmp_path)) as renderer:
         results = renderer.render(["small_0", "small_1"])
     error = results[0].render_error
@@ -225,7 +274,8 @@ def test_jobs_one_or_no_warm_flag_forks_no_worker(
     with WarmRenderer(layout, warm=False) as renderer:
         assert started() == set()
         renderer.render(names)
-    assert log.read_text().split() == [str(os.getpid())] * 2
+    assert {pid for _, pid in _made_where(log)} == {str(os.getpid())}
+    assert len(_made_where(log)) == 4
 
 
 def test_native_threads_invisible_to_threading_also_prevent_forking(

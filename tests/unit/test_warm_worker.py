@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,9 @@ from generator.cli import main
 from generator.warm_worker import JOBS_VARIABLE, wants_early_worker
 from tests.helpers import REPO
 
-# Runs the `envgen` program (generator.entry.run) with ARGV, noting each warm-worker fork
-# (its PID, and whether the CLI was imported yet) and the process each env's models come
-# from; WARMUP=block makes the warm-up never finish on its own.
+# Runs the `envgen` program (generator.entry.run) with ARGV, noting each fork of a worker
+# (its PID, the forking process and whether the CLI was imported yet) and the process each
+# model-generator call runs in; WARMUP=block makes the warm-up never finish on its own.
 _PROGRAM = """
 import json, os, sys, threading
 from pathlib import Path
@@ -29,15 +30,18 @@ log = Path(os.environ["LOG"])
 def note(**fields):
     with log.open("a") as out:
         out.write(json.dumps(fields) + "\\n")
-real_fork, real_models = warm_worker.fork, modelgen.generate_env_models
-def fork():
-    worker = real_fork()
-    note(fork=worker.pid, cli_loaded="generator.cli" in sys.modules)
+note(main=os.getpid())
+real_fork = warm_worker.fork
+def fork(*args):
+    worker = real_fork(*args)
+    note(fork=worker.pid, by=os.getpid(), cli_loaded="generator.cli" in sys.modules)
     return worker
-def models(*job):
-    note(models=os.getpid())
-    return real_models(*job)
-warm_worker.fork, modelgen.generate_env_models = fork, models
+warm_worker.fork = fork
+for half in ("generate_models", "generate_server_models"):
+    def noting(env, header, _made=getattr(modelgen, half), _half=half):
+        note(half=_half, pid=os.getpid())
+        return _made(env, header)
+    setattr(modelgen, half, noting)
 if os.environ.get("WARMUP") == "block":
     modelgen.warm_up = threading.Event().wait
 sys.argv = ["envgen", *sys.argv[1:]]
@@ -76,6 +80,14 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _wait_gone(pid: int) -> None:
+    """The twin is the worker's child: it ends on its own once the worker has gone."""
+    deadline = time.monotonic() + 10
+    while _alive(pid):
+        assert time.monotonic() < deadline, f"process {pid} outlived its worker"
+        time.sleep(0.05)
+
+
 def _project(root: Path) -> None:
     shutil.copytree(REPO / "schemas", root / "schemas")
 
@@ -110,9 +122,17 @@ def test_the_worker_is_forked_before_the_cli_loads_and_makes_the_changed_envs_mo
 
     assert done.returncode == 0, done.stderr
     forks = [n for n in notes if "fork" in n]
-    assert forks == [{"fork": forks[0]["fork"], "cli_loaded": False}]  # one, and early
-    assert notes[1:] == [{"models": forks[0]["fork"]}]  # only grid_env's, made by the worker
-    assert not _alive(int(str(forks[0]["fork"])))
+    early, twin = forks  # the warm worker, forked first thing; its twin, forked once warm
+    (program,) = [n["main"] for n in notes if "main" in n]
+    assert (early["by"], early["cli_loaded"]) == (program, False)
+    assert twin["by"] == early["fork"]
+    made = [(n["half"], n["pid"]) for n in notes if "half" in n]  # only grid_env's models
+    assert made in (
+        [("generate_models", early["fork"]), ("generate_server_models", twin["fork"])],
+        [("generate_server_models", twin["fork"]), ("generate_models", early["fork"])],
+    )
+    assert not _alive(int(str(early["fork"])))
+    _wait_gone(int(str(twin["fork"])))
     runner = CliRunner(env={JOBS_VARIABLE: "1"})
     assert runner.invoke(main, ["--root", str(serial), "generate"]).exit_code == 0
     assert _tree(tmp_path) == _tree(serial)
