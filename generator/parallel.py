@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from generator import warm_worker
 from generator.errors import EnvgenError, InputError
 from generator.loader import EnvInput, Layout, load_env
-from generator.warm_worker import JOBS_VARIABLE, Worker, worker_signals
+from generator.warm_worker import JOBS_VARIABLE, Worker, jobs_setting, worker_signals
 
 if TYPE_CHECKING:
     from generator.modelgen import EnvModels
@@ -91,10 +91,11 @@ def _job_limit(jobs: int | None) -> int:
     """`jobs`, else $ENVGEN_JOBS, else 0 (one process per core)."""
     if jobs is not None:
         return jobs
-    text = os.environ.get(JOBS_VARIABLE, "").strip() or "0"
-    if not text.isdigit():
+    setting = jobs_setting(os.environ)
+    if setting is None:
+        text = os.environ[JOBS_VARIABLE].strip()
         raise EnvgenError(f"${JOBS_VARIABLE} must be a whole number of processes, not {text!r}")
-    return int(text)
+    return setting
 
 
 def worker_count(envs: int, jobs: int | None = None) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,6 +20,13 @@ if TYPE_CHECKING:
 
 JOBS_VARIABLE = "ENVGEN_JOBS"
 """Worker processes to use (1: render in this process); unset or 0: one per core."""
+
+
+def jobs_setting(environ: Mapping[str, str]) -> int | None:
+    """$ENVGEN_JOBS as a number (unset: 0), or None when it is not a whole number."""
+    text = environ.get(JOBS_VARIABLE, "").strip() or "0"
+    return int(text) if text.isdigit() else None
+
 
 _EARLY_COMMANDS = frozenset({"generate", "check"})
 _early: Worker | None = None
@@ -177,14 +184,13 @@ def _serve_jobs(inbox: Connection, outbox: Connection, make: Callable[..., Any])
             outbox.send(exc)
 
 
-def wants_early_worker(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> bool:
+def wants_early_worker(argv: list[str], environ: Mapping[str, str]) -> bool:
     """Whether `envgen ARGV` is a `generate` or `check` that may use a warm worker.
 
     A guess from the words alone (the CLI has not parsed them yet): a wrong guess costs a
     fork that is stopped as soon as the run knows it is not needed.
     """
-    jobs = environ.get(JOBS_VARIABLE, "").strip() or "0"
-    if not hasattr(os, "fork") or jobs == "1" or not jobs.isdigit():
+    if not hasattr(os, "fork") or jobs_setting(environ) in (1, None):
         return False
     if {"-h", "--help", "-V", "--version", "--no-cache"} & set(argv):
         return False

@@ -174,6 +174,7 @@ def test_jobs_one_no_cache_and_help_fork_nothing_early(tmp_path: Path) -> None:
         (["generate"], {JOBS_VARIABLE: "0"}, True),
         (["generate"], {JOBS_VARIABLE: "4"}, True),
         (["generate"], {JOBS_VARIABLE: "1"}, False),
+        (["generate"], {JOBS_VARIABLE: " 01 "}, False),  # read as the renderer reads it: 1
         (["generate"], {JOBS_VARIABLE: "two"}, False),  # the CLI reports that, not us
         (["generate", "--no-cache"], {}, False),
         (["generate", "--help"], {}, False),
