@@ -52,13 +52,10 @@ class WebSocketTransport(WebSocketCommon):
         ``headers`` go with this and every later handshake until the next reconnect.
         """
         with self._lock:
-            self._sticky_headers = self._reconnecting(headers)
-            self._end_session()
-            self._lost = None
+            self._end_session(self._reconnecting(headers))
             self._open("reconnect", None)
 
-    def _end_session(self) -> None:
-        conn = self._forget()
+    def _end_session(self, conn: DirectConnection | ThreadedConnection | None) -> None:
         if conn is None:
             return
         with contextlib.suppress(Exception):  # the server may already be gone
@@ -69,4 +66,4 @@ class WebSocketTransport(WebSocketCommon):
     def close(self) -> None:
         """End the session politely (``{"type": "close"}``) and close; idempotent."""
         self._closed = True
-        self._end_session()
+        self._end_session(self._forget())

@@ -64,13 +64,10 @@ class AsyncWebSocketTransport(WebSocketCommon):
         ``headers`` go with this and every later handshake until the next reconnect.
         """
         async with self._lock:
-            self._sticky_headers = self._reconnecting(headers)
-            await self._end_session()
-            self._lost = None
+            await self._end_session(self._reconnecting(headers))
             await self._open("reconnect", None)
 
-    async def _end_session(self) -> None:
-        conn = self._forget()
+    async def _end_session(self, conn: AsyncConnection | LibraryConnection | None) -> None:
         if conn is None:
             return
         with contextlib.suppress(Exception):  # the server may already be gone
@@ -81,4 +78,4 @@ class AsyncWebSocketTransport(WebSocketCommon):
     async def close(self) -> None:
         """End the session politely (``{"type": "close"}``) and close; idempotent."""
         self._closed = True
-        await self._end_session()
+        await self._end_session(self._forget())

@@ -359,10 +359,6 @@ class WebSocketCommon(Limits):
         )
         return dumps_body(message, op=op)
 
-    def _check_open(self, what: str) -> None:
-        if self._closed:
-            raise EnvgenRuntimeError(f"{what} failed: this {type(self).__name__} is closed")
-
     def _check(self, op: Op, headers: Mapping[str, str] | None) -> bool:
         """Refuse a request this session cannot take; whether it goes to the open connection.
 
@@ -465,11 +461,16 @@ class WebSocketCommon(Limits):
         self._handshake_headers = {}
         return conn
 
-    def _reconnecting(self, headers: Mapping[str, str] | None) -> dict[str, str]:
-        """Checks for ``reconnect``; the headers every later handshake carries."""
+    def _reconnecting(self, headers: Mapping[str, str] | None) -> Any:
+        """``reconnect``'s checks; keeps its headers for every later handshake.
+
+        Returns the current connection, detached, for the shell to end politely.
+        """
         sticky = check_headers(headers, what="headers")
         self._check_open("reconnect")
-        return sticky
+        self._sticky_headers = sticky
+        self._lost = None
+        return self._forget()
 
     @staticmethod
     def _reason(error: BaseException) -> str:
