@@ -6,10 +6,7 @@ with a timeout per read cost about 70 us a step more than streams without one, a
 async client was 1.46x the sync one's CPU. Here a read waits on one future, and the
 deadline is one timer per connection that is only re-armed when it fires (deadlines only
 move later), so a step arms no timer at all.
-
-A ``BufferedProtocol``: reads land in one buffer per connection, where a plain ``Protocol``
-gets a fresh 256 KiB ``recv`` per read that glibc maps, shrinks and unmaps (three system
-calls and page faults per reply).
+A ``BufferedProtocol`` reading into one buffer (``_transport.ReadBuffer`` says why).
 """
 
 from __future__ import annotations
@@ -18,15 +15,17 @@ import asyncio
 import time
 from typing import Any
 
+from ._transport import ReadBuffer
+
 _EARLY_S = 0.001
 """A timer may fire this much before its deadline (the loop's clock resolution)."""
-_BUFSIZE = 65536
 
 
-class Connection(asyncio.BufferedProtocol):
+class Connection(ReadBuffer, asyncio.BufferedProtocol):
     """Received bytes wait here until ``recv`` takes them; ``recv`` raises TimeoutError."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
         self._data: list[bytes] = []
@@ -36,15 +35,11 @@ class Connection(asyncio.BufferedProtocol):
         self._deadline = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._drained: asyncio.Future[None] | None = None
-        self._buffer = memoryview(bytearray(_BUFSIZE))
 
     # ------------------------------------------------------------------ asyncio callbacks
 
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
-
-    def get_buffer(self, sizehint: int) -> memoryview:
-        return self._buffer
 
     def buffer_updated(self, nbytes: int) -> None:
         self._data.append(self._buffer[:nbytes].tobytes())
