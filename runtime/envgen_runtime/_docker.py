@@ -29,10 +29,6 @@ from ._provider import (
     check_health_options,
     check_port,
     connect_host,
-    poll_until,
-    probe_health,
-    start_failure,
-    url_host,
 )
 from ._text import truncate
 
@@ -362,11 +358,8 @@ class LocalDockerProvider(ProviderContext):
         self._container = container
         _exit_stop.register(self)
         name = f"container {container.short_id} of image {self.image!r}"
-        host = _published_host(self._host, client)
-        url = f"http://{url_host(host)}:<port not published>{self._health_path}"
 
-        def ready() -> bool:
-            nonlocal url
+        def exited() -> tuple[str, int | None] | None:
             with translate_docker(f"inspecting container {container.short_id}"):
                 try:
                     container.reload()
@@ -374,44 +367,39 @@ class LocalDockerProvider(ProviderContext):
                     raise ProviderError(
                         f"{name} disappeared while starting (removed by someone else?)"
                     ) from None
-            if container.status in ("exited", "dead"):
-                state = container.attrs.get("State") or {}
-                code = state.get("ExitCode") if isinstance(state.get("ExitCode"), int) else None
-                how = f"exited with code {code}" if code is not None else "exited"
-                if state.get("OOMKilled"):
-                    how += " (killed for running out of memory: raise mem_limit)"
-                if state.get("Error"):
-                    how += f" ({state['Error']})"
-                raise start_failure(
-                    f"{name} {how} after {time.monotonic() - started:.1f} s, before answering "
-                    f"GET {url}.",
-                    self.logs(),
-                    code,
-                    "log",
-                )
+            if container.status not in ("exited", "dead"):
+                return None
+            state = container.attrs.get("State") or {}
+            code = state.get("ExitCode") if isinstance(state.get("ExitCode"), int) else None
+            how = f"exited with code {code}" if code is not None else "exited"
+            if state.get("OOMKilled"):
+                how += " (killed for running out of memory: raise mem_limit)"
+            if state.get("Error"):
+                how += f" ({state['Error']})"
+            return how, code
+
+        def port() -> int | None:
             self.host_port = self._published_port(container)
-            if self.host_port is None:
-                return False
-            url = f"http://{url_host(host)}:{self.host_port}{self._health_path}"
-            return probe_health(host, self.host_port, self._health_path)
+            return self.host_port
 
         try:
             with translate_docker(f"starting container {container.short_id}"):
                 container.start()
-            if not poll_until(ready, started + self._startup_timeout_s):
-                raise start_failure(
-                    f"{name} is still {container.status} after {self._startup_timeout_s:g} s "
-                    f"but never answered GET {url} with 200 (raise startup_timeout_s if it is "
-                    f"just slow; the server must listen on 0.0.0.0:{self._port} inside the "
-                    "container).",
-                    self.logs(),
-                    None,
-                    "log",
-                )
+            host = _published_host(self._host, client)
+            self._base_url = self._wait_healthy(
+                name,
+                started,
+                host,
+                exited,
+                port,
+                self.logs,
+                lambda: f"is still {container.status}",
+                "log",
+                f"; the server must listen on 0.0.0.0:{self._port} inside the container",
+            )
         except BaseException:
             self._remove_quietly()
             raise
-        self._base_url = f"http://{url_host(host)}:{self.host_port}"
         self.ready_after_s = time.monotonic() - started
         return self._base_url
 

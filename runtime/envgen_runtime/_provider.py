@@ -56,6 +56,8 @@ class ProviderContext:
 
     _base_url: str | None = None
     _command: tuple[str, ...] = ()
+    _health_path: str
+    _startup_timeout_s: float
 
     @property
     def base_url(self) -> str | None:
@@ -71,6 +73,55 @@ class ProviderContext:
     def __repr__(self) -> str:
         state = f"running at {self._base_url}" if self._base_url else "stopped"
         return f"{type(self).__name__}({self._target()}, {state})"
+
+    def _wait_healthy(
+        self,
+        name: str,
+        started: float,
+        host: str,
+        exited: Callable[[], tuple[str, int | None] | None],
+        port: Callable[[], int | None],
+        tail: Callable[[], str],
+        running: Callable[[], str] = lambda: "still running",
+        source: str = "output",
+        hint: str = "",
+    ) -> str:
+        """Poll ``GET health_path`` with growing pauses until it answers 200; the base URL.
+
+        Shared by the local and Docker providers so their failures read alike: a
+        ProviderError quoting ``tail()`` when ``exited()`` says how the server ended, or when
+        the startup timeout passes. ``port()`` is None until the port is published.
+        """
+        published = port()
+        delay, deadline = 0.05, started + self._startup_timeout_s
+
+        def fail(before: str, after: str, code: int | None) -> ProviderError:
+            shown = published if published is not None else "<port not published>"
+            message = f"{name} {before} GET http://{url_host(host)}:{shown}{self._health_path}"
+            message, output = message + after, tail()
+            if output.strip():
+                message += f"\n--- last {OUTPUT_TAIL_LINES} lines of its {source} ---\n{output}"
+            else:
+                message += "\nIt printed nothing."
+            return ProviderError(message, output=output, exit_code=code)
+
+        while True:
+            state = exited()
+            if state is not None:
+                elapsed = f"{time.monotonic() - started:.1f}"
+                raise fail(f"{state[0]} after {elapsed} s, before answering", ".", state[1])
+            published = port()
+            if published is not None and probe_health(host, published, self._health_path):
+                return f"http://{url_host(host)}:{published}"
+            now = time.monotonic()
+            if now >= deadline:
+                raise fail(
+                    f"{running()} after {self._startup_timeout_s:g} s but never answered",
+                    f" with 200 (raise startup_timeout_s if it is just slow{hint}).",
+                    None,
+                )
+            time.sleep(min(delay, deadline - now))
+            delay = min(delay * 1.5, 0.5)
 
     def start(self) -> str:
         raise NotImplementedError
@@ -146,29 +197,6 @@ def probe_health(host: str, port: int, path: str) -> bool:
         return False
     finally:
         conn.close()
-
-
-def poll_until(ready: Callable[[], bool], deadline: float) -> bool:
-    """Call ``ready`` with growing pauses until it is true (True) or ``deadline`` passes."""
-    delay = 0.05
-    while not ready():
-        now = time.monotonic()
-        if now >= deadline:
-            return False
-        time.sleep(min(delay, deadline - now))
-        delay = min(delay * 1.5, 0.5)
-    return True
-
-
-def start_failure(
-    message: str, output: str, exit_code: int | None, source: str = "output"
-) -> ProviderError:
-    """The error of a failed start, quoting the tail of the server's output (or log)."""
-    if output.strip():
-        message += f"\n--- last {OUTPUT_TAIL_LINES} lines of its {source} ---\n{output}"
-    else:
-        message += "\nIt printed nothing."
-    return ProviderError(message, output=output, exit_code=exit_code)
 
 
 def _describe_exit(code: int) -> str:
@@ -308,35 +336,21 @@ class LocalProcessProvider(ProviderContext):
             log.close()  # the server writes through its own descriptor
         self._process = process
         _exit_stop.register(self)
-        host = connect_host(self._host)
-        url = f"http://{url_host(host)}:{port}{self._health_path}"
 
-        def ready() -> bool:
+        def exited() -> tuple[str, int] | None:
             code = process.poll()
-            if code is not None:
-                raise self._failed(
-                    f"{_describe_exit(code)} after {time.monotonic() - started:.1f} s, "
-                    f"before answering GET {url}.",
-                    code,
-                )
-            return probe_health(host, port, self._health_path)
+            return None if code is None else (_describe_exit(code), code)
 
-        if not poll_until(ready, started + self._startup_timeout_s):
-            raise self._failed(
-                f"still running after {self._startup_timeout_s:g} s but never answered GET "
-                f"{url} with 200 (raise startup_timeout_s if it is just slow).",
-                None,
+        host = connect_host(self._host)
+        try:
+            name = f"server `{shlex.join(argv)}`"
+            self._base_url = self._wait_healthy(
+                name, started, host, exited, lambda: port, self.output_tail
             )
-        self._base_url = f"http://{url_host(host)}:{port}"
+        except BaseException:
+            self.stop()
+            raise
         return self._base_url
-
-    def _failed(self, how: str, exit_code: int | None) -> ProviderError:
-        """Stop the server that failed to start; the error quotes its last output."""
-        import shlex
-
-        output = self.output_tail()
-        self.stop()
-        return start_failure(f"server `{shlex.join(self.argv)}` {how}", output, exit_code)
 
     def _discard_log(self) -> None:
         path, self.log_path = self.log_path, None
