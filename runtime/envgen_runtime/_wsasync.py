@@ -70,10 +70,7 @@ class AsyncConnection(asyncio.BufferedProtocol):
         return None  # close the transport
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if exc is not None:
-            self._engine.fail(exc)
-        elif self._engine.state is not _CLOSED:
-            self._engine.receive_eof()
+        self._engine.fail(exc)
         for timer in (self._timer, self._expiry):
             if timer is not None:
                 timer.cancel()
@@ -183,8 +180,7 @@ class AsyncConnection(asyncio.BufferedProtocol):
         self._flush()
         if self._transport is not None:
             self._transport.close()  # flushes what the socket takes, in the background
-        if self._engine.state is not _CLOSED:
-            self._engine.receive_eof()
+        self._engine.receive_eof()
 
     async def close(self) -> None:
         """The closing handshake, bounded by the close timeout, then close the socket."""

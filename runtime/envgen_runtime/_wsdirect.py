@@ -132,23 +132,18 @@ class DirectConnection:
 
     def _recv(self, timeout: float | None) -> str | bytes:
         messages = self._messages
-        if messages:
-            return messages.popleft()
         deadline = None if timeout is None else time.monotonic() + timeout
         wait = timeout
-        while True:
+        while not messages:
             if self._protocol.state is not _OPEN:
                 self._finish_close()
                 raise self._engine.close_exc()
-            if deadline is not None:
-                if wait is None:
-                    wait = deadline - time.monotonic()
-                if wait <= 0:
-                    raise TimeoutError("timed out while waiting for a message")
+            if wait is not None and wait <= 0:
+                raise TimeoutError("timed out while waiting for a message")
             self._read(wait)
-            if messages:
-                return messages.popleft()
-            wait = None
+            if deadline is not None and not messages:
+                wait = deadline - time.monotonic()
+        return messages.popleft()
 
     def _read(self, wait: float | None) -> None:
         """Feed the engine one read; TimeoutError if nothing came within ``wait`` seconds."""
@@ -186,8 +181,7 @@ class DirectConnection:
                 data = b"".join(self._engine.outgoing())
                 with contextlib.suppress(OSError):
                     self._sock.send(data, self._nowait())
-                self._close_socket()  # unregisters it from the keeper
-            self._protocol.receive_eof()
+            self._close_socket()  # unregisters it from the keeper
 
     # ------------------------------------------------------------------ internals
 
@@ -256,11 +250,13 @@ class DirectConnection:
         self._engine.fail(exc)
 
     def _close_socket(self) -> None:
+        """Close the socket; the engine ends CLOSED."""
         if not self._sock_closed:
             self._sock_closed = True
             with contextlib.suppress(OSError):
                 self._sock.close()
             KEEPER.unregister(self)
+        self._protocol.receive_eof()
 
     def _finish_close(self) -> None:
         """Wait (bounded) for the server to end the TCP connection, then close the socket."""
@@ -275,7 +271,6 @@ class DirectConnection:
             except (TimeoutError, ConnectionClosed):  # a failed read is recorded by _abort
                 break
         self._close_socket()
-        self._protocol.receive_eof()
 
     def _keep_alive(self, now: float) -> None:
         """The keeper's visit: service the connection if nobody is using it."""
@@ -299,7 +294,6 @@ class DirectConnection:
                 self._flush(raise_closed=False)
                 if failed:
                     self._close_socket()
-                    self._protocol.receive_eof()
         except Exception as exc:  # a failed read; never let one connection stop the keeper
             self._abort(exc)
         finally:

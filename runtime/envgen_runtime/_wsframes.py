@@ -37,7 +37,6 @@ _REDIRECTS = frozenset({300, 301, 302, 303, 307, 308})
 _CREDENTIALS = frozenset({"authorization", "cookie", "proxy-authorization"})
 
 _OPEN = State.OPEN
-_CLOSED = State.CLOSED
 _CONNECTING = State.CONNECTING
 _TEXT = Opcode.TEXT
 _BINARY = Opcode.BINARY
@@ -110,8 +109,8 @@ class FrameEngine:
         protocol.receive_eof()
         self._take(protocol.events_received())
 
-    def fail(self, exc: BaseException) -> None:
-        """The socket failed: the connection ends CLOSED (abnormal closure), ``exc`` its cause."""
+    def fail(self, exc: BaseException | None) -> None:
+        """The socket failed (``exc``, the close's cause) or closed: the connection ends CLOSED."""
         if self.error is None:
             self.error = exc
         self.protocol.receive_eof()
@@ -134,8 +133,7 @@ class FrameEngine:
     def close_exc(self) -> ConnectionClosed:
         """The exception for using a connection that is not open (it is made CLOSED first)."""
         protocol = self.protocol
-        if protocol.state is not _CLOSED:
-            protocol.receive_eof()
+        protocol.receive_eof()  # idempotent
         exc = protocol.close_exc
         if self.error is not None:
             exc.__cause__ = self.error
