@@ -156,10 +156,7 @@ class DirectConnection:
         except OSError as exc:
             self._abort(exc)
             raise self._engine.close_exc() from None
-        if data:
-            self._feed(data)
-        else:
-            self._eof()
+        self._feed(data)
 
     def close(self) -> None:
         """Perform the closing handshake (bounded by the close timeout) and close the socket."""
@@ -206,9 +203,12 @@ class DirectConnection:
         return 0
 
     def _feed(self, data: bytes) -> None:
-        """Give received bytes to the engine and send what it answers (pongs, closes)."""
-        self._engine.receive(data)
-        self._flush(raise_closed=False)
+        """Give a read to the engine and send what it answers (pongs, closes); b"" is an EOF."""
+        if data:
+            self._engine.receive(data)
+            self._flush(raise_closed=False)
+        else:  # the server closed the TCP connection: nothing more to send or read
+            self._close_socket()
 
     def _flush(self, *, raise_closed: bool = True) -> None:
         """Write what the engine wants sent; a failed write closes the connection."""
@@ -235,14 +235,6 @@ class DirectConnection:
                 view = memoryview(chunk)  # the limit applies to each send(), as above
                 while view:
                     view = view[sock.send(view) :]
-
-    def _eof(self) -> None:
-        """The server closed the TCP connection: the engine's answer can only be an EOF."""
-        self._engine.receive_eof()
-        if b"" in self._engine.outgoing():
-            with contextlib.suppress(OSError):
-                self._sock.shutdown(socket.SHUT_WR)
-        self._close_socket()
 
     def _abort(self, exc: BaseException) -> None:
         """The socket failed: close it; the engine ends CLOSED (abnormal closure)."""
@@ -285,10 +277,7 @@ class DirectConnection:
                     data = self._sock.recv(_BUFSIZE, flags)
                 except _WOULD_BLOCK:
                     break
-                if data:
-                    self._feed(data)
-                else:
-                    self._eof()
+                self._feed(data)
             if not self._sock_closed:
                 failed = self._engine.keepalive(now)
                 self._flush(raise_closed=False)
