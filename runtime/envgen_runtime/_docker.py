@@ -1,10 +1,8 @@
 """Run an environment server in a local Docker container: the runtime's only docker SDK user.
 
-``docker`` is imported when a provider first talks to the engine, never at module import, so
-``import envgen_runtime`` stays free of it. Every container is labelled with who started
-it (``envgen.env``, ``envgen.session``, ``envgen.pid``, ``envgen.host``), so that leftovers
-can be found (``envgen_runtime.containers`` lists and removes them). Docker SDK errors
-become ``ProviderError`` here, in ``translate_docker``.
+``docker`` is imported on first use, so ``import envgen_runtime`` stays free of it. Every
+container is labelled with who started it, so that ``envgen_runtime.containers`` can find
+leftovers. Docker SDK errors become ``ProviderError`` here, in ``translate_docker``.
 """
 
 from __future__ import annotations
@@ -191,19 +189,12 @@ def _published_host(host: str, client: Any) -> str:
 class LocalDockerProvider(ProviderContext):
     """Runs an environment server in a container on a local (or ``DOCKER_HOST``) engine.
 
-    ``start()`` uses the image only if it is present locally (``pull=True`` pulls a missing
-    one), publishes container ``port`` on ``host`` (loopback by default) at a port the
-    engine picks, and polls ``health_path`` until it answers 200 while watching the
-    container: if it exits or ``startup_timeout_s`` passes, the container is removed and a
-    ``ProviderError`` carries its exit code and last log lines. ``stop()`` (also run by a
-    client's ``close()``, context exit and interpreter exit) stops and removes it.
-
-    ``docker_client`` is a docker-py ``DockerClient`` to use instead of ``docker.from_env()``
-    (the provider does not close it); ``missing_image_hint`` replaces the advice given when
-    the image is not present locally. Every other keyword is passed to docker-py's
-    ``containers.create``: ``environment``, ``volumes``, ``command``, ``mem_limit``,
-    ``nano_cpus``, ``network``, ``ports`` (merged with the server's), ``labels`` (merged;
-    envgen's own labels win), and so on. Nothing talks to the engine until ``start()``.
+    ``start()`` uses the image only if it is present locally (``pull=True`` pulls it) and
+    publishes container ``port`` on ``host`` at a port the engine picks; a container that
+    exits or misses ``startup_timeout_s`` is removed (its last log lines are in the error).
+    ``docker_client`` replaces ``docker.from_env()`` (and is not closed here). Every other
+    keyword goes to docker-py's ``containers.create`` (``ports`` and ``labels`` are merged
+    with envgen's; envgen's labels win). Nothing talks to the engine until ``start()``.
     """
 
     def __init__(
@@ -413,10 +404,9 @@ class LocalDockerProvider(ProviderContext):
                 container.remove(force=True, v=True)
 
     def stop(self) -> None:
-        """Stop the container (SIGTERM, then SIGKILL after ``stop_timeout_s``) and remove it.
+        """Stop the container (SIGKILL after ``stop_timeout_s``) and remove it; idempotent.
 
-        Idempotent. Raises ProviderError when the engine cannot remove it; the container is
-        then left for ``envgen containers prune`` once this process has exited.
+        ProviderError when the engine cannot: ``envgen containers prune`` removes it later.
         """
         import docker.errors
 

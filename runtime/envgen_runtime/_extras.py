@@ -1,9 +1,7 @@
 """Optional libraries, imported on first use with an error that names the extra to install.
 
-The runtime's required dependencies are what every client needs (pydantic, websockets,
-typing-extensions). Anything else belongs to an extra of the ``envgen-runtime``
-distribution and is loaded through ``require``, so a missing one fails with the exact
-``pip install`` line rather than a bare ``ModuleNotFoundError``.
+Anything a client does not always need belongs to an extra of ``envgen-runtime`` and is
+loaded through ``require``: a missing one fails with the exact ``pip install`` line.
 """
 
 from __future__ import annotations

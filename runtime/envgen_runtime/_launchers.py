@@ -1,19 +1,10 @@
 """``from_local_process``, ``from_docker_image``, ``from_hub``: start a server, get a client.
 
-Each launcher is written once, as a *plan*: a function that checks its arguments and builds
-the (not yet started) provider. Two shells run a plan, and that is all that differs between
-the flavours: ``SyncLauncher`` starts the server in the calling thread; ``AsyncLauncher``
-returns an ``AsyncClientStart`` that starts it in a worker thread when awaited (cancelling
-the start stops the server). The client owns a server it started (``close()`` stops it),
-and a failure while building the client stops it too. ``ProviderLaunchers`` and
-``AsyncProviderLaunchers`` bind the plans to the client classes, so
-``EchoEnv.from_docker_image()`` is an ``EchoEnv``.
-
-Options of the container launchers fall into three groups, kept apart so no name can mean
-two things: the provider's own keywords (``port``, ``health_path``, ``startup_timeout_s``,
-``host``, ``pull``, ``docker_client``), defaulting to the generated client's ``SPEC``;
-``client_options``, the client constructor's keywords passed on as they are (so none is
-repeated here); every other keyword is a run option for docker-py's ``containers.create``.
+Each launcher is written once, as a *plan* (check the arguments, build the unstarted
+provider); ``SyncLauncher`` runs it in the calling thread and ``AsyncLauncher`` in a worker
+thread when awaited, so the flavours cannot drift apart. The client owns a server it started.
+The container launchers keep the provider's keywords, ``client_options`` (the client
+constructor's) and docker-py run options (the rest) apart, so no name means two things.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Server lifecycle: start an environment server, wait until it is healthy, always stop it.
 
 Also what every provider (local process, Docker, Ray) shares: argument checks, where to
-connect to a server bound to a wildcard, the health poll and the start-failure error.
-subprocess, socket, signal and tempfile are imported where a server is started or stopped,
-so importing a client does not pay for them.
+reach a server bound to a wildcard, the health wait and its errors. subprocess, socket,
+signal and tempfile are imported where used, so importing a client does not pay for them.
 """
 
 from __future__ import annotations
@@ -58,6 +57,8 @@ class ProviderContext:
     _command: tuple[str, ...] = ()
     _health_path: str
     _startup_timeout_s: float
+    start: Callable[[], str]
+    stop: Callable[[], None]
 
     @property
     def base_url(self) -> str | None:
@@ -122,12 +123,6 @@ class ProviderContext:
                 )
             time.sleep(min(delay, deadline - now))
             delay = min(delay * 1.5, 0.5)
-
-    def start(self) -> str:
-        raise NotImplementedError
-
-    def stop(self) -> None:
-        raise NotImplementedError
 
     def __enter__(self) -> Self:
         self.start()
@@ -287,8 +282,8 @@ class LocalProcessProvider(ProviderContext):
     def start(self) -> str:
         """Launch the server and wait until ``GET health_path`` answers 200.
 
-        Raises ProviderError (with the exit code or "still running after N s", and the last
-        lines of output) when it exits early or never gets healthy; the process is stopped.
+        ProviderError (quoting its last output) when it exits or never gets healthy; the
+        process is stopped then.
         """
         with self._lock:
             if self._base_url is not None and self._process is not None:

@@ -102,15 +102,12 @@ def _actor_class() -> Any:
 class RayProvider(ProviderContext):
     """Runs an environment server in a Ray actor (one server process per actor).
 
-    ``command`` is the env's ``[server] command`` (placeholders as for
-    ``LocalProcessProvider``; ``{python}`` is the actor's interpreter and ``{host}`` the
-    actor's node address). ``address`` names an existing cluster (``"auto"``, or
-    ``"host:port"``); with None a running ``ray.init()`` is reused, else a local Ray starts
-    on 127.0.0.1. Placement: ``scheduling_strategy`` (default ``"SPREAD"``; any Ray strategy
-    object works, e.g. a ``PlacementGroupSchedulingStrategy``), or ``placement_group`` with
-    ``bundle_index``; ``num_cpus`` and ``resources`` are the actor's resource request;
-    ``actor_options`` go to ``.options()`` as they are. Ray never restarts the actor: a pool
-    replaces a lost server with a new provider.
+    ``command`` as for ``LocalProcessProvider`` (``{python}`` and ``{host}`` are the actor's
+    interpreter and node address). ``address`` names a cluster (``"auto"``, ``"host:port"``);
+    with None a running ``ray.init()`` is reused, else a local Ray starts on 127.0.0.1.
+    Placement: ``scheduling_strategy`` (any Ray strategy), or ``placement_group`` with
+    ``bundle_index``; ``actor_options`` go to ``.options()`` as they are. Ray never restarts
+    the actor: a pool replaces a lost server with a new provider.
     """
 
     def __init__(
@@ -155,7 +152,6 @@ class RayProvider(ProviderContext):
         self._init_options = dict(init_options or {})
         self._lock = threading.RLock()
         self._actor: Any = None
-        self._base_url: str | None = None
         self.node_id: str | None = None
         """Ray node id of the node the server runs on (None when stopped)."""
         self.actor_pid: int | None = None
