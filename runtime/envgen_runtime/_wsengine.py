@@ -107,6 +107,7 @@ def map_websockets(
 ) -> EnvgenRuntimeError:
     """The runtime error for an exception of ``websockets.exceptions`` (module ``ws_exc``)."""
     where = redact_url(url)
+    handshake = f"{op} failed: the WebSocket handshake with {where}"
     if isinstance(exc, ws_exc.ConnectionClosed):
         sent = exc.sent
         if sent is not None and sent.code == _MESSAGE_TOO_BIG:
@@ -137,25 +138,21 @@ def map_websockets(
         response = exc.response
         status = int(response.status_code)
         body = quote(response.body or b"", BODY_LIMIT)
-        message = (
-            f"{op} failed: the WebSocket handshake with {where} was answered with HTTP {status}. "
-            "Does this server speak the OpenEnv WebSocket protocol (/ws)? For a stateful HTTP "
-            "server use transport='http'."
-        )
+        message = f"{handshake} was answered with HTTP {status}"
         if status in (502, 503, 504):
-            message = (
-                f"{op} failed: the WebSocket handshake with {where} was answered with HTTP "
-                f"{status} (the server or a proxy in front of it is unavailable)"
+            message += " (the server or a proxy in front of it is unavailable)"
+        else:
+            message += (
+                ". Does this server speak the OpenEnv WebSocket protocol (/ws)? For a stateful "
+                "HTTP server use transport='http'."
             )
         return ServerError(status, body, op, message=message)
     if isinstance(exc, ws_exc.InvalidURI):
         return EnvConnectionError(f"{op} failed: invalid WebSocket URL {where}", op=op, url=url)
     if connect and isinstance(exc, ws_exc.InvalidHandshake):
+        detail = truncate(str(exc), 300)
         return EnvConnectionError(
-            f"{op} failed: the WebSocket handshake with {where} failed: {truncate(str(exc), 300)}",
-            op=op,
-            url=url,
-            during_connect=True,
+            f"{handshake} failed: {detail}", op=op, url=url, during_connect=True
         )
     received = quote(str(exc))
     return ProtocolError(
