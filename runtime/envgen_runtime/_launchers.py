@@ -49,12 +49,14 @@ LaunchPlan = tuple["Provider", "Mapping[str, Any]"]
 """What a launcher decided: the provider to run and the client's keyword options."""
 
 
-def _plan(provider: Provider, client_options: Mapping[str, Any] | None) -> LaunchPlan:
-    options = dict(client_options or {})
-    clash = {"base_url", "provider", "owns_provider"} & options.keys()
+def client_options_for(options: Mapping[str, Any] | None, owner: str) -> dict[str, Any]:
+    """A copy of ``client_options``, refusing the keywords by which ``owner`` (a launcher or
+    a pool) gives each client its server."""
+    chosen = dict(options or {})
+    clash = {"base_url", "provider", "owns_provider"} & chosen.keys()
     if clash:
-        raise TypeError(f"client_options must not set {sorted(clash)}: the launcher does")
-    return provider, options
+        raise TypeError(f"client_options must not set {sorted(clash)}: the {owner} does")
+    return chosen
 
 
 def local_process_plan(
@@ -95,7 +97,7 @@ def local_process_plan(
         cwd=cwd,
         transport=transport if transport is not None else spec.transport,
     )
-    return _plan(provider, options)
+    return provider, client_options_for(options, "launcher")
 
 
 def docker_image_plan(
@@ -151,7 +153,7 @@ def docker_image_plan(
             env_name=spec.name,
             **run_options,
         )
-        return _plan(built, client_options)
+        return built, client_options_for(client_options, "launcher")
     given = dict(run_options)
     for name, value, default in (
         ("port", port, None),
@@ -171,7 +173,7 @@ def docker_image_plan(
     provider_image = getattr(provider, "image", None)
     if image is not None and provider_image is not None and image != provider_image:
         raise ValueError(f"image {image!r} differs from the provider's image {provider_image!r}")
-    return _plan(provider, client_options)
+    return provider, client_options_for(client_options, "launcher")
 
 
 def hub_plan(

@@ -29,6 +29,7 @@ from ._exceptions import (
     ProviderError,
     ServerError,
 )
+from ._launchers import client_options_for
 from ._provider import Provider
 from ._result import StepResult
 from ._spec import EnvSpec
@@ -282,10 +283,7 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
             raise TypeError(f"{type(self).__name__} needs client= (a generated client class)")
         self._client_cls = async_client_class(chosen)
         spec = self._client_cls._spec()
-        self._options: dict[str, Any] = dict(client_options or {})
-        clash = {"base_url", "provider", "owns_provider"} & self._options.keys()
-        if clash:
-            raise TypeError(f"client_options must not set {sorted(clash)}: the pool does")
+        self._options = client_options_for(client_options, "pool")
         transport = self._options.get("transport") or spec.transport
         if transport == "http" and sessions_per_server != 1:
             raise ValueError(
