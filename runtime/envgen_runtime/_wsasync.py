@@ -3,10 +3,7 @@
 Each read feeds the engine and writes its answers (pongs, closes) at once, so an
 idle session answers pings with no task running; a waiting request is woken through one
 future. Keepalive runs every ``KEEPALIVE_CHECK_S``; proxies are left to websockets' client.
-
-A ``BufferedProtocol``: the transport reads into one buffer per connection. A plain
-``Protocol`` gets each read as a fresh 256 KiB ``recv``, which glibc maps, shrinks and unmaps
-(three system calls and page faults per reply): about 25 us of a step here.
+A ``BufferedProtocol`` reading into one buffer (``_transport.ReadBuffer`` says why).
 """
 
 from __future__ import annotations
@@ -21,6 +18,7 @@ from websockets.exceptions import InvalidMessage
 from websockets.frames import CloseCode
 from websockets.protocol import State
 
+from ._transport import ReadBuffer
 from ._wsdirect import direct_allowed
 from ._wsframes import FrameEngine, hops
 
@@ -28,16 +26,16 @@ __all__ = ["AsyncConnection", "LibraryConnection", "connect"]
 
 KEEPALIVE_CHECK_S = 5.0
 """How often an open connection runs the engine's keepalive (seconds)."""
-_BUFSIZE = 65536
 
 _OPEN = State.OPEN
 _CLOSED = State.CLOSED
 
 
-class AsyncConnection(asyncio.BufferedProtocol):
+class AsyncConnection(ReadBuffer, asyncio.BufferedProtocol):
     """An open WebSocket client connection driven by the event loop."""
 
     def __init__(self, engine: FrameEngine) -> None:
+        super().__init__()
         self._engine = engine
         self._messages = engine.messages
         self._transport: asyncio.Transport | None = None
@@ -46,7 +44,6 @@ class AsyncConnection(asyncio.BufferedProtocol):
         self._timer: asyncio.TimerHandle | None = None
         self._deadline: float | None = None  # loop time by which the awaited reply is due
         self._expiry: asyncio.TimerHandle | None = None
-        self._buffer = memoryview(bytearray(_BUFSIZE))
 
     # ------------------------------------------------------------------ event loop side
 
@@ -54,9 +51,6 @@ class AsyncConnection(asyncio.BufferedProtocol):
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
         self._flush()
-
-    def get_buffer(self, sizehint: int) -> memoryview:
-        return self._buffer
 
     def buffer_updated(self, nbytes: int) -> None:
         self._engine.receive(self._buffer[:nbytes].tobytes())
