@@ -72,10 +72,8 @@ def local_process_plan(
     """Start the environment's server locally and return a client that owns it.
 
     ``command`` defaults to ``SPEC.server_command``; ``options`` are the constructor's
-    keyword options. Closing the client stops the server; if building the client fails,
-    the server is stopped before the error propagates. The asyncio client's
-    ``from_local_process()`` is awaited (or used with ``async with``); its server starts
-    in a worker thread.
+    keyword options. Closing the client stops the server, and so does a failure while
+    building the client. The asyncio client's flavour is awaited (or ``async with``-ed).
     """
     from ._provider import LocalProcessProvider
 
@@ -122,13 +120,10 @@ def docker_image_plan(
     ``SPEC.health_path``) within ``startup_timeout_s`` (default
     ``SPEC.startup_timeout_s``). A missing image is never pulled unless ``pull=True``.
     Extra keywords are run options (see ``LocalDockerProvider``); ``client_options`` go
-    to the client's constructor. The client owns the container: ``close()`` (or the
-    ``with`` block's end) stops and removes it, and so does a failure while building
-    the client. The asyncio client's flavour is awaited (or used with ``async with``).
-
-    ``provider`` replaces the ``LocalDockerProvider`` built here (configure it instead
-    of passing options); one that is not running yet is started and owned by the
-    client, a running one is only borrowed.
+    to the client's constructor. The client owns the container: ``close()`` stops and
+    removes it, and so does a failure while building the client. ``provider`` replaces
+    the ``LocalDockerProvider`` built here: the client owns it if it was not running yet,
+    and only borrows a running one.
     """
     if provider is None:
         from ._docker import LocalDockerProvider
@@ -232,11 +227,8 @@ def _build_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> ClientT:
 
 
 async def _start_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> ClientT:
-    """The asyncio shell: the (blocking) start in a worker thread; the loop keeps running.
-
-    On failure or cancellation the server is stopped in another thread, without blocking
-    the loop.
-    """
+    """The asyncio shell: the (blocking) start and, on failure or cancellation, the stop
+    run in other threads, so the loop keeps running."""
     import asyncio
     import threading
 
@@ -254,13 +246,8 @@ async def _start_client(cls: Callable[..., ClientT], plan: LaunchPlan) -> Client
 
 
 class AsyncClientStart(Generic[ClientT]):
-    """What an asyncio launcher returns: await it, or ``async with`` it.
-
-    ``client = await AsyncEchoEnv.from_local_process()`` gives a client that owns its
-    server (close it); ``async with AsyncEchoEnv.from_local_process() as env:`` also closes
-    it, and so stops the server, on exit. The server starts in a worker thread, so the event
-    loop keeps running meanwhile; cancelling the start stops the server.
-    """
+    """What an asyncio launcher returns: await it (then close the client), or ``async with``
+    it. Closing the client stops its server, and so does cancelling the start."""
 
     def __init__(self, start: Callable[[], Awaitable[ClientT]]) -> None:
         self._start = start
@@ -326,11 +313,8 @@ class AsyncLauncher(_Launcher[P]):
 
 
 class ProviderLaunchers:
-    """``from_local_process``, ``from_docker_image`` and ``from_hub`` for ``EnvClient``.
-
-    Mixed into ``ClientCore`` subclasses: the plans read the class's ``SPEC`` through
-    ``ClientCore._spec()`` and build the client with ``provider=``.
-    """
+    """``from_local_process``, ``from_docker_image`` and ``from_hub`` for ``EnvClient``
+    (mixed into ``ClientCore`` subclasses: the plans read the class's ``SPEC``)."""
 
     from_local_process = SyncLauncher(local_process_plan)
     from_docker_image = SyncLauncher(docker_image_plan)

@@ -1,12 +1,9 @@
 """The containers envgen started: list them, tell whose owner is gone, remove them.
 
-The public API behind ``envgen containers list`` and ``envgen containers prune`` (and for
-any tool that cleans up after killed trainers). Every container a ``LocalDockerProvider``
-starts carries the labels ``envgen.env``, ``envgen.session``, ``envgen.pid``,
-``envgen.host`` and ``envgen.pid-start`` (``LABEL_*``); ``list_containers`` finds them and
-``ContainerRecord.owner`` says whether the process that started one still runs (only
-knowable on its own host). Needs the ``docker`` extra; every engine failure is a
-``ProviderError``. Example::
+The API behind ``envgen containers list`` and ``prune``, for any tool that cleans up after
+killed trainers: every container a ``LocalDockerProvider`` starts carries the ``LABEL_*``
+labels, and ``ContainerRecord.owner`` says whether the process that started it still runs
+(knowable on its own host only). Needs the ``docker`` extra. Example::
 
     from envgen_runtime.containers import docker_client, list_containers, remove_container
 
