@@ -90,11 +90,8 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
         positive("connect_timeout_s", connect_timeout_s)
         positive("read_timeout_s", read_timeout_s)
         positive("step_timeout_s", step_timeout_s)
-        if max_message_bytes is not None and (
-            isinstance(max_message_bytes, bool)
-            or not isinstance(max_message_bytes, int)
-            or max_message_bytes <= 0
-        ):
+        whole = isinstance(max_message_bytes, int) and not isinstance(max_message_bytes, bool)
+        if max_message_bytes is not None and not (whole and max_message_bytes > 0):
             raise ValueError(
                 f"max_message_bytes must be a positive int or None, got {max_message_bytes!r}"
             )

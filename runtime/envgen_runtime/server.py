@@ -62,18 +62,15 @@ OMIT_NONE = "x-envgen-omit-none"
 """The mark generated server models put on an optional property whose schema refuses null."""
 
 
-def _marked(info: Any) -> bool:
-    extra = info.json_schema_extra
-    return isinstance(extra, dict) and extra.get(OMIT_NONE) is True
-
-
 def _omit_absent(model: BaseModel, data: Any) -> Any:
     """Leave out OMIT_NONE fields while they are None: optional on the wire but never null
     (the generated `x: T | None = None` of a non-required property that refuses null)."""
     if not isinstance(data, dict):
         return data
     for name, info in type(model).model_fields.items():
-        if _marked(info) and getattr(model, name) is None:
+        extra = info.json_schema_extra
+        marked = isinstance(extra, dict) and extra.get(OMIT_NONE) is True
+        if marked and getattr(model, name) is None:
             key = info.serialization_alias or info.alias or name
             data.pop(key if key in data else name, None)
     return data
@@ -222,21 +219,17 @@ def _with_reset_params(environment_cls: type[Any], reset_cls: type[Any] | None) 
     return WithResetParams
 
 
-def _schemas(
-    action_cls: type[Any],
-    observation_cls: type[Any],
-    state_cls: type[Any],
-    reset_cls: type[Any] | None,
-) -> dict[str, Any]:
+def _route_schemas(app: Any, action: Any, observation: Any, state: Any, reset: Any) -> None:
     """`GET /schema`: openenv's keys, plus `reset` (the reset parameters) when there are any."""
     roles = {
-        "action": action_cls,
-        "observation": observation_cls,
-        "reset_observation": observation_cls,
-        "state": state_cls,
-        "reset": reset_cls,
+        "action": action,
+        "observation": observation,
+        "reset_observation": observation,
+        "state": state,
+        "reset": reset,
     }
-    return {role: cls.model_json_schema() for role, cls in roles.items() if cls is not None}
+    schemas = {role: cls.model_json_schema() for role, cls in roles.items() if cls is not None}
+    app.get("/schema")(lambda: schemas)
 
 
 def websocket_app(
@@ -272,8 +265,7 @@ def websocket_app(
         app.router.routes[:] = [
             r for r in app.router.routes if getattr(r, "path", None) != "/schema"
         ]
-        schemas = _schemas(action_cls, observation_cls, state_cls, reset_cls)
-        app.get("/schema")(lambda: schemas)
+        _route_schemas(app, action_cls, observation_cls, state_cls, reset_cls)
     return app
 
 
@@ -336,8 +328,7 @@ def http_app(
 
     app.get("/health")(lambda: {"status": "healthy"})
     app.get("/metadata")(lambda: info.model_dump(mode="json"))
-    schemas = _schemas(action_cls, observation_cls, state_cls, reset_cls)
-    app.get("/schema")(lambda: schemas)
+    _route_schemas(app, action_cls, observation_cls, state_cls, reset_cls)
     return app
 
 

@@ -59,6 +59,14 @@ def test_constructor_checks(kwargs: dict[str, Any], error: type, fragment: str) 
         CounterEnv(**kwargs)
 
 
+@pytest.mark.parametrize("value", [0, -1, True, 1.5, "10"])
+def test_max_message_bytes_must_be_a_positive_int(value: Any) -> None:
+    with pytest.raises(ValueError, match="max_message_bytes must be a positive int or None"):
+        CounterEnv("http://h", max_message_bytes=value)
+    for accepted in (None, 1):
+        CounterEnv("http://h", max_message_bytes=accepted).close()
+
+
 def test_subclass_without_spec() -> None:
     class NoSpec(EnvClient[Any, Any, Any]):
         def _step_payload(self, action: Any) -> dict[str, Any]:
