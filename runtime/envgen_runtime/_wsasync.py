@@ -20,7 +20,7 @@ from websockets.protocol import State
 
 from ._transport import ReadBuffer
 from ._wsdirect import direct_allowed
-from ._wsframes import FrameEngine, hops
+from ._wsframes import FrameEngine, Hop
 
 __all__ = ["AsyncConnection", "LibraryConnection", "connect"]
 
@@ -244,7 +244,7 @@ async def connect(url: str, options: dict[str, Any]) -> AsyncConnection | Librar
         accepted = inspect.signature(library_connect).parameters  # it varies by version
         chosen = {name: value for name, value in options.items() if name in accepted}
         return LibraryConnection(await library_connect(url, **chosen))
-    for hop in hops(url, options):
+    for hop in Hop(url, options):
         with hop:
             return await connect_direct(hop.url, hop.options)
-    raise AssertionError("unreachable: hops() raises or the handshake returns")
+    raise AssertionError("unreachable: Hop raises or the handshake returns")

@@ -27,7 +27,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 from websockets.protocol import State
 
-from ._wsframes import FrameEngine, hops
+from ._wsframes import FrameEngine, Hop
 
 __all__ = ["DirectConnection", "ThreadedConnection", "connect", "connect_direct", "direct_allowed"]
 
@@ -417,7 +417,7 @@ def connect(url: str, options: dict[str, Any]) -> DirectConnection | ThreadedCon
     """Open a connection for ``WebSocketTransport``: the engine's own unless a proxy is used."""
     if not direct_allowed(url, options.get("proxy", True)):
         return ThreadedConnection(url, options)
-    for hop in hops(url, options):
+    for hop in Hop(url, options):
         with hop:
             return connect_direct(hop.url, hop.options)
-    raise AssertionError("unreachable: hops() raises or the handshake returns")
+    raise AssertionError("unreachable: Hop raises or the handshake returns")

@@ -3,7 +3,7 @@
 ``FrameEngine`` does no I/O: the shells (``_wsdirect``, ``_wsasync``) feed it what they
 read and write what it wants sent. It reassembles and decodes messages (invalid UTF-8 fails
 with 1007, as websockets does), keeps them until read, and decides keepalive (ping a server
-silent for ``PING_INTERVAL_S``, fail with 1011 after ``PING_TIMEOUT_S`` more); ``hops``
+silent for ``PING_INTERVAL_S``, fail with 1011 after ``PING_TIMEOUT_S`` more); ``Hop``
 follows redirects. Failures are websockets' exceptions, mapped by ``_wsengine``.
 """
 
@@ -26,7 +26,7 @@ from websockets.uri import WebSocketURI, parse_uri
 
 from ._wsengine import Catcher
 
-__all__ = ["MAX_REDIRECTS", "FrameEngine", "Hop", "hops", "redirect"]
+__all__ = ["MAX_REDIRECTS", "FrameEngine", "Hop", "redirect"]
 
 PING_INTERVAL_S = 20.0
 """A server heard nothing from for this long gets a ping (seconds)."""
@@ -211,11 +211,20 @@ def redirect(
 
 
 class Hop(Catcher):
-    """One handshake attempt; a redirect it is refused with points it to the next URL."""
+    """Handshake attempts: ``for hop in Hop(url, options): with hop: return <connect>``.
+
+    A redirect the handshake is refused with points the hop to the next URL and the loop goes
+    on; else the shell's block returns or raises.
+    """
 
     def __init__(self, url: str, options: dict[str, Any]) -> None:
         self.url = url
         self.options = options
+
+    def __iter__(self) -> Iterator[Hop]:
+        for _ in range(MAX_REDIRECTS + 1):
+            yield self
+        raise SecurityError(f"more than {MAX_REDIRECTS} redirects")
 
     def caught(self, exc: BaseException) -> bool:
         target = redirect(exc, self.url, self.options.get("additional_headers"))
@@ -223,14 +232,3 @@ class Hop(Catcher):
             self.url, headers = target
             self.options = {**self.options, "additional_headers": headers}
         return target is not None
-
-
-def hops(url: str, options: dict[str, Any]) -> Iterator[Hop]:
-    """Handshake attempts for ``url``: the shell connects inside each and returns on success.
-
-    The shell's block returns or raises, so a hop is yielded again only after a redirect.
-    """
-    hop = Hop(url, options)
-    for _ in range(MAX_REDIRECTS + 1):
-        yield hop
-    raise SecurityError(f"more than {MAX_REDIRECTS} redirects")
