@@ -40,22 +40,21 @@ def _init_in_lasting_thread(ray: Any, address: str | None, options: dict[str, An
     if threading.current_thread() is threading.main_thread():
         ray.init(address=address, **options)
         return
-    done = threading.Event()
-    failure: list[BaseException] = []
+    from concurrent.futures import Future
+
+    done: Future[None] = Future()
 
     def init_and_stay() -> None:
         try:
             ray.init(address=address, **options)
         except BaseException as exc:
-            failure.append(exc)
-        done.set()
-        if not failure:
-            threading.Event().wait()  # keep Ray's processes' parent thread alive
+            done.set_exception(exc)
+            return
+        done.set_result(None)
+        threading.Event().wait()  # keep Ray's processes' parent thread alive
 
     threading.Thread(target=init_and_stay, name="envgen-ray-init", daemon=True).start()
-    done.wait()
-    if failure:
-        raise failure[0]
+    done.result()
 
 
 class _ServerHost:
