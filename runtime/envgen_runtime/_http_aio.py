@@ -4,8 +4,8 @@ An ``asyncio.Protocol`` rather than streams plus ``asyncio.timeout`` per read, m
 (client CPU per step on echo_env over keep-alive HTTP, this machine under load): streams
 with a timeout per read cost about 70 us a step more than streams without one, and the
 async client was 1.46x the sync one's CPU. Here a read waits on one future, and the
-deadline is one timer per connection that is only re-armed when it fires (deadlines only
-move later), so a step arms no timer at all.
+deadline is one timer per connection (``_transport.Waiting``; deadlines only move later,
+so a step arms no timer at all).
 A ``BufferedProtocol`` reading into one buffer (``_transport.ReadBuffer`` says why).
 """
 
@@ -15,14 +15,16 @@ import asyncio
 import time
 from typing import Any
 
-from ._transport import ReadBuffer
+from ._transport import ReadBuffer, Waiting
 
 _EARLY_S = 0.001
 """A timer may fire this much before its deadline (the loop's clock resolution)."""
 
 
-class Connection(ReadBuffer, asyncio.BufferedProtocol):
+class Connection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
     """Received bytes wait here until ``recv`` takes them; ``recv`` raises TimeoutError."""
+
+    _TIMED_OUT = "timed out: the reply did not complete before its deadline"
 
     def __init__(self) -> None:
         super().__init__()
@@ -31,9 +33,6 @@ class Connection(ReadBuffer, asyncio.BufferedProtocol):
         self._data: list[bytes] = []
         self._eof = False
         self._error: BaseException | None = None
-        self._waiter: asyncio.Future[None] | None = None
-        self._deadline = 0.0
-        self._timer: asyncio.TimerHandle | None = None
         self._drained: asyncio.Future[None] | None = None
 
     # ------------------------------------------------------------------ asyncio callbacks
@@ -64,11 +63,6 @@ class Connection(ReadBuffer, asyncio.BufferedProtocol):
         if drained is not None and not drained.done():
             drained.set_result(None)
 
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
     # ------------------------------------------------------------------ for the shell
 
     def idle_and_open(self) -> bool:
@@ -90,16 +84,10 @@ class Connection(ReadBuffer, asyncio.BufferedProtocol):
     async def recv(self, deadline: float) -> bytes:
         """What has arrived (waiting for some until ``deadline``); b"" once the peer closed."""
         if not self._data and not self._eof:
-            self._deadline = deadline
-            if time.monotonic() >= deadline - _EARLY_S:
-                raise TimeoutError("timed out: the reply did not complete before its deadline")
-            self._waiter = self._loop.create_future()
-            if self._timer is None:
-                self._timer = self._loop.call_later(deadline - time.monotonic(), self._expire)
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
+            remaining = deadline - time.monotonic()
+            if remaining <= _EARLY_S:
+                raise TimeoutError(self._TIMED_OUT)
+            await self._wait(self._loop.time() + remaining)
         if self._data:
             data = self._data[0] if len(self._data) == 1 else b"".join(self._data)
             self._data.clear()
@@ -108,24 +96,10 @@ class Connection(ReadBuffer, asyncio.BufferedProtocol):
             raise self._error
         return b""
 
-    def _expire(self) -> None:
-        """The deadline timer: fail a read past its deadline, else wait for the current one."""
-        self._timer = None
-        waiter = self._waiter
-        if waiter is None or waiter.done():
-            return  # idle: the next read arms a new timer
-        remaining = self._deadline - time.monotonic()
-        if remaining <= _EARLY_S:
-            waiter.set_exception(
-                TimeoutError("timed out: the reply did not complete before its deadline")
-            )
-        else:
-            self._timer = self._loop.call_later(remaining, self._expire)
-
     def close(self) -> None:
         """Close the connection and its timer; never fails."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
         if self.transport is not None:
             self.transport.close()

@@ -675,6 +675,34 @@ def test_connection_refused(transport: str) -> None:
     run(go())
 
 
+def test_http_read_deadline_holds_after_a_later_step_deadline() -> None:
+    """A keep-alive connection's deadline timer, left armed by a step's read (stretched by
+    step_timeout_s), must not push a later read's shorter deadline back to the step's."""
+    obs = {"observation": {"echoed": "", "total": 0, "step": 0}, "reward": None, "done": False}
+    states = iter([Reply(body={"step_count": 1}), Reply(body={"step_count": 1}, delay_s=3.0)])
+    routes = {
+        ("POST", "/reset"): Reply(body=obs),
+        ("POST", "/step"): Reply(body=obs),
+        ("GET", "/state"): lambda path, body: next(states),
+    }
+
+    async def go(url: str) -> float:
+        async with AsyncCounterEnv(
+            url, transport="http", request_timeout_s=0.3, step_timeout_s=5.0, retry=NO_RETRY
+        ) as env:
+            await env.reset()
+            await asyncio.sleep(0.5)  # the timer reset's read armed has fired: none is left
+            await env.step(CounterAction(message="a"))  # arms one for its deadline, 10 s away
+            started = time.monotonic()
+            with pytest.raises(EnvTimeoutError):
+                await env.state()
+            return time.monotonic() - started
+
+    with fake_http(routes, http11=True) as server:
+        assert run(go(server.url)) < 2.0
+        assert [request[1] for request in server.seen] == ["/reset", "/step", "/state", "/state"]
+
+
 def test_http_read_timeout_and_step_hint() -> None:
     routes = {
         ("GET", "/state"): Reply(body={}, delay_s=1.0),
