@@ -118,10 +118,7 @@ class AsyncConnection(ReadBuffer, asyncio.BufferedProtocol):
             self.abort()
             self._wake()
         elif self._engine.state is _OPEN:
-            self._schedule_keepalive()
-
-    def _schedule_keepalive(self) -> None:
-        self._timer = self._loop.call_later(KEEPALIVE_CHECK_S, self._keepalive)
+            self._timer = self._loop.call_later(KEEPALIVE_CHECK_S, self._keepalive)
 
     # ------------------------------------------------------------------ caller side
 
@@ -133,7 +130,7 @@ class AsyncConnection(ReadBuffer, asyncio.BufferedProtocol):
                 raise InvalidMessage("connection closed during the opening handshake")
             await self._wait()
         engine.check_handshake()  # else it succeeded, even if a close came right after it
-        self._schedule_keepalive()
+        self._keepalive()  # a server heard from just now: it only starts the timer
 
     async def send(self, message: str | bytes) -> None:
         """Send one message (written in the background); ConnectionClosed if not open."""
