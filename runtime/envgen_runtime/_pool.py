@@ -253,8 +253,7 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
     the server's ``max_concurrent_envs`` (1 for stateful HTTP servers). ``auto_reset``
     resets a slot on the step after its episode ended. ``client_options`` go to every
     slot's client. Generated packages subclass it as ``Async<Name>Pool`` with ``CLIENT``
-    set; otherwise pass ``client=``. Start with ``await pool.start()``, ``async with``, or
-    the first ``reset``; ``close()`` ends every session and stops every server.
+    set; otherwise pass ``client=``. The first ``reset`` starts it if ``start()`` did not.
     """
 
     CLIENT: ClassVar[type[Any] | None] = None

@@ -209,13 +209,12 @@ def _describe_exit(code: int) -> str:
 class LocalProcessProvider(ProviderContext):
     """Runs an environment server as a local subprocess.
 
-    The argv template may use ``{python}`` (this interpreter), ``{host}``, ``{port}`` and
-    ``{transport}``; other braces are left alone. ``env`` is added to (and overrides) this
-    process's environment. Output goes to a temporary file (a pipe could fill up and stall
-    the server); a start failure quotes its last lines. The server runs in its own process
-    group so that ``stop()`` also ends its children; live providers are stopped at
-    interpreter exit. Without a fixed ``port``, a start that fails with "address already in
-    use" (another process took the free port first) is retried on a new port.
+    The argv may use ``{python}`` (this interpreter), ``{host}``, ``{port}`` and
+    ``{transport}``; ``env`` overrides this process's environment. Output goes to a
+    temporary file (a pipe could fill up and stall the server). The server runs in its own
+    process group so that ``stop()`` also ends its children. Without a fixed ``port``, a
+    start that fails with "address already in use" (another process took the free port
+    first) is retried on a new port.
     """
 
     MAX_PORT_RETRIES = 3
