@@ -17,7 +17,6 @@ import contextlib
 import sys
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -406,7 +405,7 @@ class WebSocketCommon(Limits):
             options["compression"] = None
         return options
 
-    @contextmanager
+    @contextlib.contextmanager
     def _opening(self, op: str, headers: Mapping[str, str] | None) -> Iterator[Opening]:
         """Around a shell's connect: options in, errors mapped, the session counted.
 
