@@ -252,13 +252,12 @@ class ServerValidationError(EnvValidationError, ServerError):
         code: str | None = None,
     ) -> None:
         where = f"HTTP {status}" if status is not None else (code or "VALIDATION_ERROR")
-        self.role = role
-        self.errors = list(errors)
-        count, summary = _summary(self.errors)
+        count, summary = _summary(errors)
         message = (
             f"{op} failed: the server rejected the {role} ({where}, {count}); "
             "does the client match the server's schema?\n" + summary
         )
+        EnvValidationError.__init__(self, role, errors, message=message)
         ServerError.__init__(self, status, body, op, code=code, message=message)
 
 

@@ -4,8 +4,8 @@ An ``asyncio.Protocol`` rather than streams plus ``asyncio.timeout`` per read, m
 (client CPU per step on echo_env over keep-alive HTTP, this machine under load): streams
 with a timeout per read cost about 70 us a step more than streams without one, and the
 async client was 1.46x the sync one's CPU. Here a read waits on one future, and the
-deadline is one timer per connection (``_transport.Waiting``; deadlines only move later,
-so a step arms no timer at all).
+deadline is one timer per connection (``_transport.Waiting``), re-armed only when it fires
+early or would fire too late, so most steps arm none.
 A ``BufferedProtocol`` reading into one buffer (``_transport.ReadBuffer`` says why).
 """
 
@@ -16,9 +16,6 @@ import time
 from typing import Any
 
 from ._transport import ReadBuffer, Waiting
-
-_EARLY_S = 0.001
-"""A timer may fire this much before its deadline (the loop's clock resolution)."""
 
 
 class Connection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
@@ -85,7 +82,7 @@ class Connection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
         """What has arrived (waiting for some until ``deadline``); b"" once the peer closed."""
         if not self._data and not self._eof:
             remaining = deadline - time.monotonic()
-            if remaining <= _EARLY_S:
+            if remaining <= 0:
                 raise TimeoutError(self._TIMED_OUT)
             await self._wait(self._loop.time() + remaining)
         if self._data:
