@@ -3,7 +3,8 @@
 Each read feeds the engine and writes its answers (pongs, closes) at once, so an
 idle session answers pings with no task running; a waiting request is woken through one
 future. Keepalive runs every ``KEEPALIVE_CHECK_S``; proxies are left to websockets' client.
-A ``BufferedProtocol`` reading into one buffer (``_transport.ReadBuffer`` says why).
+A ``BufferedProtocol`` reading into one buffer (``_transport.ReadBuffer`` says why), with one
+deadline timer per connection (``_transport.Waiting``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from websockets.exceptions import InvalidMessage
 from websockets.frames import CloseCode
 from websockets.protocol import State
 
-from ._transport import ReadBuffer
+from ._transport import ReadBuffer, Waiting
 from ._wsdirect import direct_allowed
 from ._wsframes import FrameEngine, Hop
 
@@ -31,7 +32,7 @@ _OPEN = State.OPEN
 _CLOSED = State.CLOSED
 
 
-class AsyncConnection(ReadBuffer, asyncio.BufferedProtocol):
+class AsyncConnection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
     """An open WebSocket client connection driven by the event loop."""
 
     def __init__(self, engine: FrameEngine) -> None:
@@ -39,11 +40,8 @@ class AsyncConnection(ReadBuffer, asyncio.BufferedProtocol):
         self._engine = engine
         self._messages = engine.messages
         self._transport: asyncio.Transport | None = None
-        self._waiter: asyncio.Future[None] | None = None
         self._loop = asyncio.get_running_loop()
         self._timer: asyncio.TimerHandle | None = None
-        self._deadline: float | None = None  # loop time by which the awaited reply is due
-        self._expiry: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ event loop side
 
@@ -82,35 +80,6 @@ class AsyncConnection(ReadBuffer, asyncio.BufferedProtocol):
             elif transport.can_write_eof():
                 transport.write_eof()
 
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def _expire(self) -> None:
-        """The deadline timer: fail the awaited reply if it is late, else wait for its deadline.
-
-        One timer serves every request of the connection (a timer per request costs a
-        handle, a heap push and a cancel per step); it is re-armed only when it fires early.
-        """
-        self._expiry = None
-        deadline = self._deadline
-        if deadline is None:
-            return
-        if self._loop.time() < deadline:
-            self._expiry = self._loop.call_at(deadline, self._expire)
-            return
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_exception(TimeoutError("timed out while waiting for a message"))
-
-    async def _wait(self) -> None:
-        self._waiter = self._loop.create_future()
-        try:
-            await self._waiter
-        finally:
-            self._waiter = None
-
     def _keepalive(self) -> None:
         failed = self._engine.keepalive(time.monotonic())
         self._flush()
@@ -142,24 +111,13 @@ class AsyncConnection(ReadBuffer, asyncio.BufferedProtocol):
         self._engine.send(message)
         self._flush()
         messages = self._messages
-        if messages:
-            return messages.popleft()
-        loop = self._loop
-        self._deadline = deadline = loop.time() + timeout
-        expiry = self._expiry
-        if expiry is None or expiry.when() > deadline:  # it would fire too late
-            if expiry is not None:
-                expiry.cancel()
-            self._expiry = loop.call_at(deadline, self._expire)
-        try:
-            while not messages:
-                if self._engine.state is not _OPEN:
-                    self.abort()
-                    raise self._engine.close_exc()
-                await self._wait()
-            return messages.popleft()
-        finally:
-            self._deadline = None
+        deadline = self._loop.time() + timeout
+        while not messages:
+            if self._engine.state is not _OPEN:
+                self.abort()
+                raise self._engine.close_exc()
+            await self._wait(deadline)
+        return messages.popleft()
 
     def buffered(self) -> list[str | bytes]:
         """Messages received but not read yet."""
