@@ -70,13 +70,13 @@ bench: setup
 	$(BIN)/python -m benchmarks.report
 
 lint: setup
-	$(BIN)/ruff check generator runtime tests examples
-	$(BIN)/ruff format --check generator runtime tests examples
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy generator runtime/envgen_runtime
 
 format: setup
-	$(BIN)/ruff check --fix generator runtime tests examples
-	$(BIN)/ruff format generator runtime tests examples
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
