@@ -74,6 +74,7 @@ class Settings:
     openenv_fresh_repeats: int
     concurrency: tuple[int, ...]
     concurrency_seconds: float
+    concurrency_rounds: int
     server_per_client: bool
 
 
@@ -84,7 +85,8 @@ FULL = Settings(
     fresh_repeats=9,
     openenv_fresh_repeats=3,
     concurrency=(1, 8, 32),
-    concurrency_seconds=3.0,
+    concurrency_seconds=2.0,
+    concurrency_rounds=5,
     server_per_client=True,
 )
 QUICK = Settings(
@@ -95,6 +97,7 @@ QUICK = Settings(
     openenv_fresh_repeats=1,
     concurrency=(1, 8),
     concurrency_seconds=1.0,
+    concurrency_rounds=2,
     server_per_client=False,
 )
 
@@ -272,10 +275,10 @@ class RawHttpStepper(Stepper):
             self._conn.close()
             self._conn.request("POST", path, data, headers)
         response = self._conn.getresponse()
-        data = response.read()
+        reply = response.read()
         if response.status != 200:
-            raise RuntimeError(f"{path}: HTTP {response.status}: {data[:200]!r}")
-        return json.loads(data)
+            raise RuntimeError(f"{path}: HTTP {response.status}: {reply[:200]!r}")
+        return json.loads(reply)
 
     def step(self) -> object:
         return self._post("/step", {"action": {"message": MESSAGE}})
@@ -664,35 +667,51 @@ async def _async_run(
             await env.close()
 
 
+def _concurrency_run(
+    kind: str, urls: list[str], transport: str, clients: int, seconds: float
+) -> tuple[float, float]:
+    """One run of `clients` clients of `kind`: steps/s and client CPU per step (us)."""
+    if kind == "sync threads":
+        steps, wall, cpu = _sync_run(urls, transport, clients, seconds)
+    else:
+        steps, wall, cpu = asyncio.run(_async_run(urls, transport, clients, seconds))
+    return steps / wall, cpu / max(steps, 1) * 1e6
+
+
 def measure_concurrency(urls: dict[str, list[str]], settings: Settings) -> list[dict[str, Any]]:
+    """Sync threads against one async loop, in interleaved rounds (the order alternating):
+    this machine's speed drifts by tens of percent within minutes, so one run of each kind
+    compares two different machines; each row is the median of its rounds."""
     rows = []
+    kinds = ("sync threads", "async loop")
     for transport in TRANSPORTS:
         for clients in settings.concurrency:
-            for kind in ("sync threads", "async loop"):
-                servers = urls[transport][:clients]
-                if kind == "sync threads":
-                    steps, wall, cpu = _sync_run(
-                        servers, transport, clients, settings.concurrency_seconds
+            servers = urls[transport][:clients]
+            runs: dict[str, list[tuple[float, float]]] = {kind: [] for kind in kinds}
+            for round_no in range(settings.concurrency_rounds):
+                for kind in kinds if round_no % 2 == 0 else kinds[::-1]:
+                    runs[kind].append(
+                        _concurrency_run(
+                            kind, servers, transport, clients, settings.concurrency_seconds
+                        )
                     )
-                else:
-                    steps, wall, cpu = asyncio.run(
-                        _async_run(servers, transport, clients, settings.concurrency_seconds)
-                    )
+            for kind in kinds:
                 rows.append(
                     {
                         "transport": transport,
                         "client": kind,
                         "clients": clients,
                         "servers": len(servers),
-                        "steps": steps,
-                        "steps_per_s": round(steps / wall, 1),
-                        "cpu_per_step_us": round(cpu / max(steps, 1) * 1e6, 1),
+                        "rounds": len(runs[kind]),
+                        "steps_per_s": round(statistics.median(r[0] for r in runs[kind]), 1),
+                        "cpu_per_step_us": round(statistics.median(r[1] for r in runs[kind]), 1),
                     }
                 )
                 print(
                     f"  {transport:>9} {kind:>12} {clients:>3} clients on {len(servers):>2} "
                     f"servers: {rows[-1]['steps_per_s']:>8.1f} steps/s, "
-                    f"{rows[-1]['cpu_per_step_us']:>7.1f} us CPU/step",
+                    f"{rows[-1]['cpu_per_step_us']:>7.1f} us CPU/step "
+                    f"(median of {len(runs[kind])})",
                     flush=True,
                 )
     return rows

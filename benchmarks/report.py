@@ -97,6 +97,14 @@ def _verdict(ok: bool) -> str:
     return "met" if ok else "**missed**"
 
 
+def _concurrency_rounds(settings: dict[str, Any]) -> str:
+    """How the concurrency rows were sampled (results from before had one run of each)."""
+    rounds = settings.get("concurrency_rounds")
+    if rounds is None:
+        return "; one run of each"
+    return f"; medians of {rounds} interleaved rounds (sync and async alternating)"
+
+
 def step_section(data: dict[str, Any]) -> list[str]:
     head = data["headline"]
     targets = head["targets"]
@@ -153,7 +161,9 @@ def step_section(data: dict[str, Any]) -> list[str]:
         "",
         "Concurrency: N generated clients stepping at once for "
         f"{settings['concurrency_seconds']} s (threads for `EchoEnv`, one event loop for "
-        "`AsyncEchoEnv`), each against its own server process where `servers` = `clients`.",
+        "`AsyncEchoEnv`), each against its own server process where `servers` = `clients`"
+        + _concurrency_rounds(settings)
+        + ".",
         "",
     ]
     lines += _table(

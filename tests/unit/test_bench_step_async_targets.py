@@ -94,3 +94,32 @@ def test_headline_relates_the_client_import_to_pydantics_own_in_the_same_run() -
         x for x in step_section(recorded) if x.startswith("- the same import over pydantic d")
     ]
     assert line.endswith("in this run: +29.5 ms")
+
+
+def test_concurrency_rows_are_medians_of_interleaved_rounds(monkeypatch: Any) -> None:
+    """One run of each kind compares two different machines here (its speed drifts within
+    minutes): the kinds alternate round by round and each row is the median of its rounds."""
+    import dataclasses
+
+    from benchmarks import bench_step
+
+    calls: list[str] = []
+    figures = iter([100.0, 200.0, 110.0, 190.0, 400.0, 50.0, 120.0, 210.0, 105.0, 205.0])
+
+    def run(kind: str, urls: list[str], transport: str, clients: int, seconds: float) -> Any:
+        calls.append(kind)
+        value = next(figures)
+        return value, value * 2  # steps/s, CPU per step
+
+    monkeypatch.setattr(bench_step, "_concurrency_run", run)
+    monkeypatch.setattr(bench_step, "TRANSPORTS", ("http",))
+    settings = dataclasses.replace(bench_step.QUICK, concurrency=(8,), concurrency_rounds=5)
+    rows = bench_step.measure_concurrency({"http": ["u"] * 8}, settings)
+    sync, asyncio_ = "sync threads", "async loop"
+    assert calls == [sync, asyncio_, asyncio_, sync] * 2 + [sync, asyncio_]
+    by_kind = {r["client"]: r for r in rows}
+    # sync ran 100, 190, 400, 210, 105; async 200, 110, 50, 120, 205
+    assert by_kind[sync]["steps_per_s"] == 190.0
+    assert by_kind[asyncio_]["steps_per_s"] == 120.0
+    assert by_kind[asyncio_]["cpu_per_step_us"] == 240.0
+    assert by_kind[sync]["rounds"] == by_kind[asyncio_]["rounds"] == 5
