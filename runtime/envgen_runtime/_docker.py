@@ -192,9 +192,11 @@ class LocalDockerProvider(ProviderContext):
     ``start()`` uses the image only if it is present locally (``pull=True`` pulls it) and
     publishes container ``port`` on ``host`` at a port the engine picks; a container that
     exits or misses ``startup_timeout_s`` is removed (its last log lines are in the error).
-    ``docker_client`` replaces ``docker.from_env()`` (and is not closed here). Every other
-    keyword goes to docker-py's ``containers.create`` (``ports`` and ``labels`` are merged
-    with envgen's; envgen's labels win). Nothing talks to the engine until ``start()``.
+    ``docker_client`` replaces ``docker.from_env()`` (and is not closed here);
+    ``missing_image_hint`` replaces the advice given when the image is not present locally.
+    Every other keyword goes to docker-py's ``containers.create`` (``ports`` and ``labels``
+    are merged with envgen's; envgen's labels win). Nothing talks to the engine until
+    ``start()``.
     """
 
     def __init__(

@@ -119,8 +119,9 @@ class ReadBuffer:
 
 class Waiting:
     """For an asyncio protocol: a read sleeps on one future that the loop's callbacks wake;
-    one deadline timer serves every read, re-armed only when it fires early (a timer per
-    read costs a handle, a heap push and a cancel). The protocol sets ``_loop``."""
+    one deadline timer serves every read, re-armed only when it fires early or would fire
+    after the awaited read's deadline (a timer per read costs a handle, a heap push and a
+    cancel). The protocol sets ``_loop``."""
 
     _loop: asyncio.AbstractEventLoop
     _waiter: asyncio.Future[None] | None = None

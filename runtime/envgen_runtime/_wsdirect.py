@@ -62,8 +62,12 @@ def direct_allowed(url: str, proxy: Any) -> bool:
 
     ``proxy`` is the ``proxy`` connect option (absent: True, "from the environment").
     """
-    if not ENABLED or proxy is not True:  # None: no proxy; else the proxy to use
-        return ENABLED and proxy is None
+    if not ENABLED:
+        return False
+    if proxy is None:
+        return True
+    if proxy is not True:  # the proxy to use
+        return False
     try:
         from websockets.proxy import get_proxy
     except ImportError:  # websockets < 15 does not support proxies at all

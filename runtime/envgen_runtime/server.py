@@ -219,7 +219,13 @@ def _with_reset_params(environment_cls: type[Any], reset_cls: type[Any] | None) 
     return WithResetParams
 
 
-def _route_schemas(app: Any, action: Any, observation: Any, state: Any, reset: Any) -> None:
+def _route_schemas(
+    app: Any,
+    action: type[Any],
+    observation: type[Any],
+    state: type[Any],
+    reset: type[Any] | None,
+) -> None:
     """`GET /schema`: openenv's keys, plus `reset` (the reset parameters) when there are any."""
     roles = {
         "action": action,
