@@ -15,7 +15,10 @@ end-to-end tests do): an openenv 0.10 server for the WebSocket protocol and an o
   the first line of a script to the first observation (import, connect, reset) against an
   already-running server;
 - 1, 8 and 32 clients stepping at once (threads for ``EchoEnv``, one event loop for
-  ``AsyncEchoEnv``), each against its own server: steps per second and client CPU per step.
+  ``AsyncEchoEnv``), each against its own server: steps per second and client CPU per step;
+- the asyncio floor (``asyncio_floor``): what a raw asyncio round trip costs over a raw
+  blocking one on the same server, and so the best async/sync CPU ratio any asyncio client
+  could reach against this sync client.
 
 Targets: generated CPU/step <= 1.2x the raw loop of its transport and <= 0.5x OpenEnv's client;
 importing a generated client <= 150 ms; start to first observation <= 400 ms.
@@ -41,7 +44,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -51,6 +54,8 @@ from urllib.parse import urlsplit
 
 if __package__ in (None, ""):  # run as `python benchmarks/bench_step.py`: import as `-m` does
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.asyncio_floor import best_async_ratio, measure
 
 REPO = Path(__file__).resolve().parent.parent
 TRANSPORTS = ("http", "websocket")
@@ -742,8 +747,17 @@ def async_vs_sync(concurrency: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
+def measure_floors(urls: dict[str, str], settings: Settings) -> list[dict[str, Any]]:
+    """The asyncio floor per transport, on the first server of each."""
+    steps = settings.steps_per_round * 5  # raw round trips are cheap: more of them per round
+    return [measure(urls[t], t, MESSAGE, settings.rounds, steps) for t in TRANSPORTS]
+
+
 def headline(
-    transports: list[dict[str, Any]], fresh: dict[str, Any], concurrency: list[dict[str, Any]]
+    transports: list[dict[str, Any]],
+    fresh: dict[str, Any],
+    concurrency: list[dict[str, Any]],
+    floors: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     gen = {r["transport"]: r for r in transports if r["client"] == "generated"}
     gen_fresh = [r for r in fresh["rows"] if r["client"] == "generated"]
@@ -772,6 +786,17 @@ def headline(
             met[key] = value <= TARGETS["async_cpu_vs_sync_max"]
         else:
             met[key] = value >= TARGETS["async_throughput_vs_sync_min"]
+    sync_cpu = {
+        r["transport"]: r["cpu_per_step_us"]
+        for r in concurrency
+        if r["client"] == "sync threads" and r["clients"] == 1
+    }
+    for row in floors:
+        out[f"{row['transport']}_asyncio_floor_us"] = row["floor_us"]
+        if row["transport"] in sync_cpu:  # the lowest async/sync CPU ratio reachable here
+            out[f"{row['transport']}_async_cpu_vs_sync_best"] = best_async_ratio(
+                sync_cpu[row["transport"]], row["floor_us"]
+            )
     out["import_ms"] = import_ms
     pydantic = [r["import_ms"] for r in fresh["reference_imports"] if r["module"] == PYDANTIC_REF]
     if pydantic:  # the machine's speed, factored out: pydantic's own import, same run
@@ -842,7 +867,15 @@ def main(argv: list[str] | None = None) -> int:
         for ref in fresh["reference_imports"]:
             print(f"  import {ref['module']}: {ref['import_ms']} ms", flush=True)
         concurrency = measure_concurrency(urls, settings)
-    head = headline(transports, fresh, concurrency)
+        floors = measure_floors({t: urls[t][0] for t in TRANSPORTS}, settings)
+        for floor in floors:
+            print(
+                f"  {floor['transport']:>9} asyncio floor: raw blocking "
+                f"{floor['blocking_cpu_per_step_us']:>6.1f} us CPU/step, raw asyncio "
+                f"{floor['asyncio_cpu_per_step_us']:>6.1f}: +{floor['floor_us']} us per round trip",
+                flush=True,
+            )
+    head = headline(transports, fresh, concurrency, floors)
     head["quick"] = args.quick
     head["elapsed_s"] = round(time.perf_counter() - began, 1)
     if args.out:
@@ -852,6 +885,7 @@ def main(argv: list[str] | None = None) -> int:
             "transports": transports,
             "fresh": fresh,
             "concurrency": concurrency,
+            "asyncio_floor": floors,
             "headline": head,
         }
         args.out.write_text(json.dumps(document, indent=2) + "\n")

@@ -177,6 +177,24 @@ def step_section(data: dict[str, Any]) -> list[str]:
             ("cpu_per_step_us", "client CPU/step (us)"),
         ],
     )
+    if data.get("asyncio_floor"):
+        lines += [
+            "",
+            "Asyncio floor (`benchmarks/asyncio_floor.py`): the same request written to a raw "
+            "socket and its reply read back, with blocking `send`/`recv` and through an "
+            "`asyncio.BufferedProtocol` (no client code in either), interleaved rounds on the "
+            "same servers; the floor is what the event loop adds per round trip.",
+            "",
+        ]
+        lines += _table(
+            data["asyncio_floor"],
+            [
+                ("transport", "transport"),
+                ("blocking_cpu_per_step_us", "raw blocking CPU/step (us)"),
+                ("asyncio_cpu_per_step_us", "raw asyncio CPU/step (us)"),
+                ("floor_us", "floor (us)"),
+            ],
+        )
     lines += ["", "Targets:", ""]
     for transport in ("http", "websocket"):
         lines.append(
@@ -224,6 +242,13 @@ def _async_targets(
                 f"- {transport}: async client CPU/step {head[key]}x the sync client's (target "
                 f"<= {targets['async_cpu_vs_sync_max']}x): {_verdict(met[key])}"
             )
+            if f"{key}_best" in head:  # results from before the floor was measured have none
+                lines.append(
+                    f"  - the asyncio floor in this run: a raw asyncio round trip costs "
+                    f"+{head[f'{transport}_asyncio_floor_us']} us CPU over a raw blocking one, "
+                    f"so an asyncio client adding nothing else to the sync client would be at "
+                    f"{head[f'{key}_best']}x"
+                )
         else:
             clients = rest.rsplit("_", 1)[-1]
             lines.append(
