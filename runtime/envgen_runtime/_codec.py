@@ -19,6 +19,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticSerializationError
 
 from ._exceptions import EnvValidationError, ValidationIssue, validation_error
+from ._result import compact_json
 from ._text import truncate
 
 T = TypeVar("T")
@@ -184,7 +185,7 @@ class ModelCodec(Generic[T]):
             text = f"{self._role} must encode to a JSON object, got {type(dumped).__name__}"
             raise self._whole("type", "must encode to a JSON object", text)
         try:
-            adapter.validate_json(json.dumps(dumped, allow_nan=False))
+            adapter.validate_json(compact_json(dumped))
         except pydantic.ValidationError as exc:
             raise validation_error(self._role, exc, hint="nothing was sent") from exc
         except ValueError as exc:  # NaN/inf that JSON cannot carry

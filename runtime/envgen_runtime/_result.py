@@ -110,10 +110,15 @@ def request_role(op: str) -> str:
     return _REQUEST_ROLES.get(op, f"{op} request")
 
 
+compact_json = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+"""JSON text without spaces; NaN and infinities refused. Built once: ``json.dumps`` with
+arguments builds a new encoder on every call, twice per step."""
+
+
 def dumps_body(body: Mapping[str, Any], *, op: str) -> str:
     """Serialise a request body; an unserialisable value is the caller's validation error."""
     try:
-        return json.dumps(body, allow_nan=False, separators=(",", ":"))
+        return compact_json(body)
     except (TypeError, ValueError) as exc:
         issue = ValidationIssue(loc=(), message=str(exc), type="json_serialization")
         raise EnvValidationError(
