@@ -1,5 +1,5 @@
-"""benchmarks/asyncio_floor: the raw request bytes, where a reply ends, both raw loops against a
-real loopback server, and how the floor enters bench_step's headline and the report."""
+"""benchmarks/asyncio_floor: the raw request bytes, where a reply ends, and both raw loops
+against a real loopback server (bench_step's use of the floor: test_bench_step_async_targets)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,6 @@ from benchmarks.asyncio_floor import (
     websocket_frame,
     websocket_reply_end,
 )
-from benchmarks.bench_step import TARGETS, headline
-from benchmarks.report import _async_targets
 
 REPLY = b'{"type":"observation","data":{"observation":{"echoed_message":"hi"}}}'
 
@@ -161,46 +159,3 @@ def test_measure_alternates_the_loops_and_reports_medians(monkeypatch: Any) -> N
     assert row["blocking_cpu_per_step_us"] == 45.0
     assert row["asyncio_cpu_per_step_us"] == 85.0
     assert row["floor_us"] == 40.0
-
-
-def test_the_floor_enters_the_headline_and_the_report() -> None:
-    transports = [
-        {
-            "transport": t,
-            "client": "generated",
-            "cpu_per_step_us": 300.0,
-            "latency_median_us": 400.0,
-            "cpu_vs_raw": 1.0,
-            "cpu_vs_openenv": 0.3,
-        }
-        for t in ("http", "websocket")
-    ]
-    fresh = {
-        "rows": [
-            {"transport": t, "client": "generated", "import_ms": 200.0, "first_observation_ms": 1}
-            for t in ("http", "websocket")
-        ],
-        "reference_imports": [],
-    }
-    concurrency = [
-        {
-            "transport": "websocket",
-            "client": kind,
-            "clients": 1,
-            "steps_per_s": 1.0,
-            "cpu_per_step_us": cpu,
-        }
-        for kind, cpu in (("sync threads", 200.0), ("async loop", 250.0))
-    ]
-    floors = [{"transport": "websocket", "floor_us": 44.0}]
-    head = headline(transports, fresh, concurrency, floors)
-    assert head["websocket_asyncio_floor_us"] == 44.0
-    assert head["websocket_async_cpu_vs_sync_best"] == 1.22
-    assert head["websocket_async_cpu_vs_sync"] == 1.25
-    lines = _async_targets(head, TARGETS, head["met"])
-    assert lines == [
-        "- websocket: async client CPU/step 1.25x the sync client's (target <= 1.2x): **missed**",
-        "  - the asyncio floor in this run: a raw asyncio round trip costs +44.0 us CPU over a "
-        "raw blocking one, so an asyncio client adding nothing else to the sync client would "
-        "be at 1.22x",
-    ]

@@ -60,18 +60,20 @@ def test_report_prints_each_as_a_target_with_its_verdict() -> None:
     assert _async_targets({}, TARGETS, {"import": True}) == []  # results from before
 
 
+GENERATED = [
+    {
+        "transport": t,
+        "client": "generated",
+        "cpu_per_step_us": 300.0,
+        "latency_median_us": 400.0,
+        "cpu_vs_raw": 1.0,
+        "cpu_vs_openenv": 0.3,
+    }
+    for t in ("http", "websocket")
+]
+
+
 def test_headline_relates_the_client_import_to_pydantics_own_in_the_same_run() -> None:
-    transports = [
-        {
-            "transport": t,
-            "client": "generated",
-            "cpu_per_step_us": 300.0,
-            "latency_median_us": 400.0,
-            "cpu_vs_raw": 1.0,
-            "cpu_vs_openenv": 0.3,
-        }
-        for t in ("http", "websocket")
-    ]
     fresh = {
         "rows": [
             {"transport": t, "client": "generated", "import_ms": ms, "first_observation_ms": 250.0}
@@ -83,7 +85,7 @@ def test_headline_relates_the_client_import_to_pydantics_own_in_the_same_run() -
             {"module": MODELS_REF, "import_ms": 180.5},
         ],
     }
-    head = headline(transports, fresh, ROWS)
+    head = headline(GENERATED, fresh, ROWS)
     assert head["import_ms"] == 210.0
     assert head["import_vs_pydantic"] == 1.5
     assert head["import_over_models_ms"] == 29.5
@@ -123,3 +125,24 @@ def test_concurrency_rows_are_medians_of_interleaved_rounds(monkeypatch: Any) ->
     assert by_kind[asyncio_]["steps_per_s"] == 120.0
     assert by_kind[asyncio_]["cpu_per_step_us"] == 240.0
     assert by_kind[sync]["rounds"] == by_kind[asyncio_]["rounds"] == 5
+
+
+def test_the_asyncio_floor_enters_the_headline_and_the_report() -> None:
+    fresh = {
+        "rows": [
+            {"transport": t, "client": "generated", "import_ms": 200.0, "first_observation_ms": 1}
+            for t in ("http", "websocket")
+        ],
+        "reference_imports": [],
+    }
+    floors = [{"transport": "websocket", "floor_us": 44.0}]
+    head = headline(GENERATED, fresh, ROWS[4:], floors)  # websocket: sync 300 us, async 390
+    assert head["websocket_asyncio_floor_us"] == 44.0
+    assert head["websocket_async_cpu_vs_sync_best"] == 1.15  # (300 + 44) / 300
+    assert head["websocket_async_cpu_vs_sync"] == 1.3
+    assert _async_targets(head, TARGETS, head["met"]) == [
+        "- websocket: async client CPU/step 1.3x the sync client's (target <= 1.2x): **missed**",
+        "  - the asyncio floor in this run: a raw asyncio round trip costs +44.0 us CPU over a "
+        "raw blocking one, so an asyncio client adding nothing else to the sync client would "
+        "be at 1.15x",
+    ]
