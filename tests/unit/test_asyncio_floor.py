@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import socketserver
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -105,31 +106,28 @@ def _serve(conn: socket.socket, transport: str) -> None:
 
 @pytest.fixture(params=["http", "websocket"])
 def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
-    """A loopback server answering every step request (one thread per connection)."""
+    """A loopback server answering every step request (a thread per connection).
+
+    No thread may outlive it: later tests fork only from a process without other threads
+    (a thread blocked in ``accept()`` is not woken by closing its socket on Linux).
+    """
     transport: str = request.param
-    listener = socket.create_server(("127.0.0.1", 0))
-    threads: list[threading.Thread] = []
+    threads_before = threading.active_count()
 
-    def accept() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            thread = threading.Thread(target=_serve, args=(conn, transport), daemon=True)
-            thread.start()
-            threads.append(thread)
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            _serve(self.request, transport)
 
-    acceptor = threading.Thread(target=accept, daemon=True)
-    acceptor.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}", transport
-    finally:
-        listener.close()
-        acceptor.join(5)
-        for thread in threads:
-            thread.join(5)
-        assert not any(t.is_alive() for t in threads)
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler) as tcp:
+        tcp.block_on_close = True  # server_close() joins the connection threads
+        serving = threading.Thread(target=tcp.serve_forever, kwargs={"poll_interval": 0.05})
+        serving.start()
+        try:
+            yield f"http://127.0.0.1:{tcp.server_address[1]}", transport
+        finally:
+            tcp.shutdown()
+            serving.join()
+    assert threading.active_count() == threads_before
 
 
 def test_both_raw_loops_run_round_trips_against_a_server(server: tuple[str, str]) -> None:
