@@ -80,7 +80,7 @@ def websocket_reply_end(buffer: bytes | bytearray) -> int:
 
 
 def _connect(url: str, transport: str) -> socket.socket:
-    """A connected socket, the WebSocket handshake done; the server's reset already answered."""
+    """A connected socket (TCP_NODELAY), with the WebSocket handshake done for ``websocket``."""
     parts = urlsplit(url)
     sock = socket.create_connection((parts.hostname or "", parts.port or 80), timeout=15)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -102,7 +102,8 @@ def _connect(url: str, transport: str) -> socket.socket:
     return sock
 
 
-def _exchange(transport: str, message: str, url: str) -> tuple[bytes, Callable[[Any], int]]:
+def _exchange(url: str, transport: str, message: str) -> tuple[bytes, Callable[[Any], int]]:
+    """The request bytes to send each round trip, and how to find where its reply ends."""
     if transport == "websocket":
         return websocket_frame(message), websocket_reply_end
     return http_request(url, message), http_reply_end
@@ -110,7 +111,7 @@ def _exchange(transport: str, message: str, url: str) -> tuple[bytes, Callable[[
 
 def blocking_run(url: str, transport: str, message: str, steps: int) -> float:
     """CPU seconds of ``steps`` blocking round trips (send, then recv until the reply is whole)."""
-    request, reply_end = _exchange(transport, message, url)
+    request, reply_end = _exchange(url, transport, message)
     with _connect(url, transport) as sock:
 
         def roundtrip() -> None:
@@ -153,7 +154,7 @@ class _Replies(asyncio.BufferedProtocol):
 
 
 async def _asyncio_run(url: str, transport: str, message: str, steps: int) -> float:
-    request, reply_end = _exchange(transport, message, url)
+    request, reply_end = _exchange(url, transport, message)
     sock = _connect(url, transport)
     sock.setblocking(False)
     loop = asyncio.get_running_loop()
