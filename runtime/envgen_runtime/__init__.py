@@ -15,11 +15,12 @@ library any more and stays an accepted, empty extra. ``check_generated`` is
 what generated packages call at import to refuse a runtime they do not fit.
 """
 
-from ._client import EnvClient
-from ._client_async import AsyncClientStart, AsyncEnvClient
-from ._codec import EnvModel, ModelCodec
-from ._docker import LocalDockerProvider
-from ._exceptions import (
+from .client.aio import AsyncClientStart, AsyncEnvClient
+from .client.retry import RetryPolicy
+from .client.sync import EnvClient
+from .compat import API_VERSION, __version__, check_generated
+from .core.codec import EnvModel, ModelCodec
+from .core.errors import (
     EnvConnectionError,
     EnvgenRuntimeError,
     EnvTimeoutError,
@@ -32,19 +33,20 @@ from ._exceptions import (
     SessionLostError,
     ValidationIssue,
 )
-from ._http import HttpTransport
-from ._http_async import AsyncHttpTransport
-from ._pool import AsyncEnvPool, SlotInfo, SlotLostError, SlotResult
-from ._pool_sync import EnvPool
-from ._provider import LocalProcessProvider, Provider
-from ._ray import RayProvider
-from ._result import StepResult
-from ._retry import RetryPolicy
-from ._spec import EnvSpec
-from ._transport import AsyncTransport, Transport
-from ._websocket import WebSocketTransport
-from ._websocket_async import AsyncWebSocketTransport
-from .compat import API_VERSION, __version__, check_generated
+from .core.result import StepResult
+from .core.spec import EnvSpec
+from .pool.aio import AsyncEnvPool
+from .pool.slots import SlotInfo, SlotLostError, SlotResult
+from .pool.sync import EnvPool
+from .providers.base import Provider
+from .providers.docker import LocalDockerProvider
+from .providers.local import LocalProcessProvider
+from .providers.ray import RayProvider
+from .transport.base import AsyncTransport, Transport
+from .transport.http.aio import AsyncHttpTransport
+from .transport.http.sync import HttpTransport
+from .transport.websocket.aio import AsyncWebSocketTransport
+from .transport.websocket.sync import WebSocketTransport
 
 __all__ = [
     "API_VERSION",

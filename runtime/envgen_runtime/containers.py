@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ._docker import (
+from .providers.docker import (
     LABEL_ENV,
     LABEL_HOST,
     LABEL_PID,
@@ -34,7 +34,7 @@ from ._docker import (
     remove_container,
     translate_docker,
 )
-from ._orphan_guard import pid_alive
+from .providers.orphan_guard import pid_alive
 
 __all__ = [
     "LABEL_ENV",

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from envgen_runtime import LocalProcessProvider
 
-from .clients import server_command
+from tests.runtime.clients import server_command
 
 # openenv imports gradio and more: several seconds per server, so they start in parallel.
 _KINDS = ("ws", "ws-cap1", "legacy-http")

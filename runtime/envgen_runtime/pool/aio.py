@@ -1,0 +1,427 @@
+"""``AsyncEnvPool``: many env sessions over a few servers, stepped together, failures per slot.
+
+Each slot is one session (one asyncio client) on one server; a server holds up to
+``sessions_per_server`` slots. ``step`` sends every slot's request before awaiting any reply
+and returns one ``SlotResult`` per slot: nothing one server or session does raises out of it.
+A slot whose server died gets ``SlotLostError`` until a replacement started in the background
+is up, then its next step is a fresh ``reset()``; a lost session on a live server is the same
+without a new server. ``CAPACITY_REACHED`` lowers that server's capacity and moves the slot.
+The README's "Many envs" tells the whole story; ``EnvPool`` is the blocking shell.
+
+This module holds those decisions (when servers start and are replaced, where slots go,
+whether a failure lost a server or only a session); ``slots`` holds the records, ``servers``
+starts and probes one server, ``clients`` gives the slots' client class and ends clients.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypedDict, TypeVar, cast
+
+from ..client.aio import AsyncEnvClient
+from ..client.base import ClientOptions
+from ..client.launchers import client_options_for
+from ..core.checks import positive
+from ..core.errors import (
+    EnvConnectionError,
+    EnvgenRuntimeError,
+    EnvTimeoutError,
+    ProviderError,
+    ServerError,
+)
+from ..core.result import StepResult
+from ..providers.base import Provider
+from .clients import async_client_class, close_quietly
+from .servers import ProviderFactory, ProviderKind, provider_factory, server_alive, start_server
+from .slots import (
+    Failure,
+    Server,
+    Slot,
+    SlotInfo,
+    SlotLostError,
+    SlotResult,
+    error_result,
+    slot_info,
+)
+
+if TYPE_CHECKING:
+    import asyncio
+
+
+ActT = TypeVar("ActT")
+ObsT = TypeVar("ObsT")
+StateT = TypeVar("StateT")
+
+
+class PoolOptions(TypedDict, total=False):
+    """``AsyncEnvPool``'s keyword arguments, which ``EnvPool`` forwards as they are."""
+
+    client: type[Any] | None
+    provider: ProviderKind | ProviderFactory
+    provider_options: Mapping[str, Any] | None
+    sessions_per_server: int
+    auto_reset: bool
+    client_options: ClientOptions | None
+    health_timeout_s: float
+
+
+_REPLACE_ATTEMPTS = 3
+_MAX_MOVES = 8  # CAPACITY_REACHED answers one reset may meet before it reports the error
+_CONNECTION_ERRORS = (EnvConnectionError, EnvTimeoutError)
+
+
+def _is_capacity(exc: BaseException) -> bool:
+    return isinstance(exc, ServerError) and exc.code == "CAPACITY_REACHED"
+
+
+def _seeds(seeds: int | Sequence[int | None] | None, count: int) -> list[int | None]:
+    if seeds is None:
+        return [None] * count
+    if isinstance(seeds, bool):
+        raise TypeError("seeds must be an int, a sequence of seeds, or None")
+    if isinstance(seeds, int):
+        return [seeds + index for index in range(count)]
+    listed = list(seeds)
+    if len(listed) != count:
+        raise ValueError(f"seeds has {len(listed)} entries for {count} slots")
+    return listed
+
+
+class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
+    """``size`` env sessions over servers from one provider, stepped together (asyncio).
+
+    ``provider`` is ``"local"`` (the env's ``[server] command`` as local processes, the
+    default), ``"docker"`` (its image), ``"ray"`` (``RayProvider`` actors, SPREAD over the
+    cluster) or a callable returning a new unstarted ``Provider``; ``provider_options`` go
+    to the provider's constructor for the named kinds. ``sessions_per_server`` should match
+    the server's ``max_concurrent_envs`` (1 for stateful HTTP servers). ``auto_reset``
+    resets a slot on the step after its episode ended. ``client_options`` go to every
+    slot's client. Generated packages subclass it as ``Async<Name>Pool`` with ``CLIENT``
+    set; otherwise pass ``client=``. The first ``reset`` starts it if ``start()`` did not.
+    """
+
+    CLIENT: ClassVar[type[Any] | None] = None
+
+    def __init__(
+        self,
+        size: int,
+        *,
+        client: type[Any] | None = None,
+        provider: ProviderKind | ProviderFactory = "local",
+        provider_options: Mapping[str, Any] | None = None,
+        sessions_per_server: int = 1,
+        auto_reset: bool = False,
+        client_options: ClientOptions | None = None,
+        health_timeout_s: float = 2.0,
+    ) -> None:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"size must be a positive integer, got {size!r}")
+        if isinstance(sessions_per_server, bool) or not isinstance(sessions_per_server, int):
+            raise ValueError(f"sessions_per_server must be an int, got {sessions_per_server!r}")
+        if sessions_per_server < 1:
+            raise ValueError(f"sessions_per_server must be at least 1, got {sessions_per_server}")
+        positive("health_timeout_s", health_timeout_s)
+        chosen = client if client is not None else type(self).CLIENT
+        if chosen is None:
+            raise TypeError(f"{type(self).__name__} needs client= (a generated client class)")
+        self._client_cls = async_client_class(chosen)
+        spec = self._client_cls._spec()
+        self._options = client_options_for(client_options, "pool")
+        transport = self._options.get("transport") or spec.transport
+        if transport == "http" and sessions_per_server != 1:
+            raise ValueError(
+                "stateful HTTP servers hold one environment each: sessions_per_server must be 1"
+            )
+        options = dict(provider_options or {})
+        self._factory = provider_factory(provider, options, spec, transport)
+        self._health_path = spec.health_path
+        self._health_timeout_s = health_timeout_s
+        self._size = size
+        self._per_server = sessions_per_server
+        self._auto_reset = auto_reset
+        self._slots = [Slot(index) for index in range(size)]
+        self._servers: list[Server] = []
+        self._serials = itertools.count()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._started = False
+        self._closed = False
+        self.replacements = 0
+        """How many servers the pool started to replace lost ones."""
+
+    async def _start_server(self) -> Server:
+        return await start_server(next(self._serials), self._factory(), self._per_server)
+
+    def _new_client(self, server: Server) -> AsyncEnvClient[Any, Any, Any]:
+        assert server.base_url is not None
+        return self._client_cls(server.base_url, **self._options)
+
+    def _attach(self, slot: Slot, server: Server) -> None:
+        slot.server = server
+        server.slots.append(slot)
+        slot.client = self._new_client(server)
+
+    @property
+    def size(self) -> int:
+        """The number of slots."""
+        return self._size
+
+    @property
+    def slots(self) -> tuple[SlotInfo, ...]:
+        """Each slot's server and state."""
+        return tuple(slot_info(slot) for slot in self._slots)
+
+    @property
+    def servers(self) -> tuple[Provider, ...]:
+        """The providers of the servers now in use."""
+        return tuple(server.provider for server in self._servers)
+
+    async def start(self) -> Self:
+        """Start the servers (all at once) and attach every slot; idempotent."""
+        import asyncio
+
+        if self._closed:
+            raise EnvgenRuntimeError("this pool is closed; create a new one")
+        if self._started:
+            return self
+        self._started = True
+        count = math.ceil(self._size / self._per_server)
+        outcomes = await asyncio.gather(
+            *(self._start_server() for _ in range(count)), return_exceptions=True
+        )
+        self._servers = [o for o in outcomes if isinstance(o, Server)]
+        failure = next((o for o in outcomes if isinstance(o, BaseException)), None)
+        if failure is not None:
+            await self.close()
+            raise failure
+        for slot in self._slots:
+            self._attach(slot, self._servers[slot.index // self._per_server])
+        return self
+
+    async def wait_ready(self, timeout_s: float | None = None) -> None:
+        """Wait until every server replacement under way has finished."""
+        import asyncio
+
+        async with asyncio.timeout(timeout_s):
+            while self._tasks:
+                await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self) -> None:
+        """End every session and stop every server (also those being started); idempotent."""
+        import asyncio
+
+        if self._closed:
+            return
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await asyncio.gather(*(close_quietly(slot.client) for slot in self._slots))
+        for slot in self._slots:
+            slot.client = None
+        servers, self._servers = self._servers, []
+        await asyncio.gather(
+            *(asyncio.to_thread(server.provider.stop) for server in servers),
+            return_exceptions=True,
+        )
+
+    async def __aenter__(self) -> Self:
+        return await self.start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def reset(
+        self,
+        seeds: int | Sequence[int | None] | None = None,
+        *,
+        slots: Sequence[int] | None = None,
+        **kwargs: Any,
+    ) -> list[SlotResult[ObsT]]:
+        """Start new episodes in ``slots`` (default all); one result per slot reset.
+
+        ``seeds``: one per slot, or an int ``s`` meaning ``s, s+1, ...``, or None.
+        """
+        await self.start()
+        chosen = [self._slot(i) for i in (range(self._size) if slots is None else slots)]
+        seeded = zip(chosen, _seeds(seeds, len(chosen)), strict=True)
+        return await self._settle([self._reset_slot(slot, seed, kwargs) for slot, seed in seeded])
+
+    async def step(self, actions: Sequence[ActT]) -> list[SlotResult[ObsT]]:
+        """Step every slot with its action, all at once; one result per slot, in order."""
+        await self.start()
+        if len(actions) != self._size:
+            raise ValueError(f"step needs {self._size} actions (one per slot), got {len(actions)}")
+        paired = zip(self._slots, actions, strict=True)
+        return await self._settle([self._step_slot(slot, action) for slot, action in paired])
+
+    def _slot(self, index: int) -> Slot:
+        if not 0 <= index < self._size:
+            raise IndexError(f"slot {index} out of range 0..{self._size - 1}")
+        return self._slots[index]
+
+    @staticmethod
+    def _result(slot: Slot, result: StepResult[Any], *, reset: bool) -> SlotResult[ObsT]:
+        slot.done = done = result.done
+        return SlotResult(
+            slot.index, result.observation, result.reward, done, result.extra, reset=reset
+        )
+
+    def _waiting(self, slot: Slot) -> SlotResult[ObsT]:
+        failed, slot.unplaced = slot.unplaced, None
+        if failed is not None:
+            return self._unplaced(slot, failed)
+        message = f"slot {slot.index} lost its server; a replacement is starting"
+        return error_result(slot, SlotLostError(message, slot=slot.index, server_lost=True))
+
+    def _unplaced(self, slot: Slot, error: ProviderError) -> SlotResult[ObsT]:
+        """No server could take ``slot`` now: start one in the background, report the error."""
+        slot.needs_reset = slot.done = True
+        self._spawn(self._replace(None, [slot]))
+        return error_result(slot, error)
+
+    async def _reset_slot(
+        self, slot: Slot, seed: int | None, kwargs: Mapping[str, Any]
+    ) -> SlotResult[ObsT] | Failure:
+        moves = 0
+        while True:
+            server, client = slot.server, slot.client
+            if server is None or server.lost or client is None:
+                return self._waiting(slot)
+            try:
+                result = await client.reset(seed=seed, **kwargs)
+            except EnvgenRuntimeError as exc:
+                if not _is_capacity(exc) or moves == _MAX_MOVES:
+                    return self._failure(slot, server, exc)
+                moves += 1
+                if (unplaced := await self._move(slot, server)) is not None:
+                    return unplaced
+                continue
+            slot.needs_reset = False
+            return self._result(slot, result, reset=True)
+
+    async def _step_slot(self, slot: Slot, action: ActT) -> SlotResult[ObsT] | Failure:
+        if slot.needs_reset or (self._auto_reset and slot.done):
+            return await self._reset_slot(slot, None, {})
+        server, client = slot.server, slot.client
+        if server is None or server.lost or client is None:
+            return self._waiting(slot)
+        try:
+            result = await client.step(action)
+        except EnvgenRuntimeError as exc:
+            if not _is_capacity(exc):
+                return self._failure(slot, server, exc)
+            # A step on a fresh session: the slot needs a reset anyway.
+            return await self._move(slot, server) or await self._reset_slot(slot, None, {})
+        return self._result(slot, result, reset=False)
+
+    def _failure(
+        self, slot: Slot, server: Server, exc: EnvgenRuntimeError
+    ) -> SlotResult[ObsT] | Failure:
+        if isinstance(exc, _CONNECTION_ERRORS):
+            return Failure(slot, server, exc)
+        # The server answered (an execution or validation error): the session goes on.
+        return error_result(slot, exc, done=slot.done)
+
+    async def _move(self, slot: Slot, full: Server) -> SlotResult[ObsT] | None:
+        """``full`` said CAPACITY_REACHED: it holds what it has; put ``slot`` elsewhere.
+
+        Returns the slot's error result when no server can be started for it now.
+        """
+        full.slots.remove(slot)
+        full.capacity = max(1, len(full.slots))
+        await close_quietly(slot.client)
+        slot.client, slot.server = None, None
+        target = next((s for s in self._servers if not s.lost and len(s.slots) < s.capacity), None)
+        if target is None:
+            try:
+                target = await self._start_server()
+            except ProviderError as error:
+                return self._unplaced(slot, error)
+            self._servers.append(target)
+        self._attach(slot, target)
+        return None
+
+    async def _settle(
+        self, calls: Sequence[Coroutine[Any, Any, SlotResult[ObsT] | Failure]]
+    ) -> list[SlotResult[ObsT]]:
+        """Run ``calls`` together; probe the servers of failed slots to tell which died."""
+        import asyncio
+
+        outcomes = await asyncio.gather(*calls)
+        servers = {o.server.serial: o.server for o in outcomes if isinstance(o, Failure)}
+        if not servers:
+            return cast("list[SlotResult[ObsT]]", outcomes)
+        health, timeout_s = self._health_path, self._health_timeout_s
+        alive = await asyncio.gather(
+            *(server_alive(s, health, timeout_s) for s in servers.values())
+        )
+        dead = {serial for serial, ok in zip(servers, alive, strict=True) if not ok}
+        for serial in dead:
+            self._lose_server(servers[serial])
+        return [
+            await self._lost(o, o.server.serial in dead) if isinstance(o, Failure) else o
+            for o in outcomes
+        ]
+
+    async def _lost(self, failure: Failure, server_lost: bool) -> SlotResult[ObsT]:
+        """The failed slot continues from a reset (on a new session if its server lives)."""
+        slot, server = failure.slot, failure.slot.server
+        slot.needs_reset = slot.done = True
+        if not server_lost and server is not None and not server.lost:
+            old, slot.client = slot.client, self._new_client(server)
+            await close_quietly(old)
+        what = "its server died" if server_lost else "its session ended"
+        error = SlotLostError(
+            f"slot {slot.index}: {what} ({failure.error.message}); it continues from a fresh reset",
+            slot=slot.index,
+            server_lost=server_lost,
+            cause=failure.error,
+        )
+        return error_result(slot, error)
+
+    def _lose_server(self, server: Server) -> None:
+        """Detach ``server``'s slots and start its replacement in the background."""
+        if server.lost:
+            return
+        server.lost = True
+        if server in self._servers:
+            self._servers.remove(server)
+        orphans, server.slots = server.slots, []
+        for slot in orphans:
+            self._spawn(close_quietly(slot.client))
+            slot.client, slot.server = None, None
+            slot.needs_reset = slot.done = True
+        self._spawn(self._replace(server, orphans))
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        import asyncio
+
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _replace(self, lost: Server | None, orphans: list[Slot]) -> None:
+        """Stop ``lost`` (if any), start a new server and attach ``orphans`` to it."""
+        import asyncio
+
+        if lost is not None:
+            await asyncio.to_thread(lost.provider.stop)
+        for attempt in range(_REPLACE_ATTEMPTS):
+            try:
+                server = await self._start_server()
+                break
+            except ProviderError as exc:
+                if attempt == _REPLACE_ATTEMPTS - 1:
+                    for slot in orphans:
+                        slot.unplaced = exc  # reported by the slot's next call, then retried
+                    return
+                await asyncio.sleep(0.5 * 2**attempt)
+        if self._closed:
+            await asyncio.to_thread(server.provider.stop)
+            return
+        self.replacements += 1
+        self._servers.append(server)
+        for slot in orphans:
+            self._attach(slot, server)

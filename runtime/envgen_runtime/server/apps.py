@@ -1,0 +1,174 @@
+# mypy: disallow-subclassing-any=False
+"""The two apps an env is served with: openenv 0.10's (``/ws`` sessions) and envgen's
+stateful HTTP app (one environment kept across requests, with openenv's request, reply and
+schema shapes), both publishing the reset parameters in ``GET /schema``."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from openenv.core.env_server.types import (
+    EnvironmentMetadata,
+    ResetRequest,
+    StepRequest,
+)
+from pydantic import ValidationError
+
+from .extra import require_server
+
+DEFAULT_MAX_CONCURRENT_ENVS = 16
+
+
+def _accepted(method: Any, kwargs: dict[str, Any]) -> Any:
+    """The keyword arguments `method` accepts (all of them when it takes **kwargs)."""
+    params = inspect.signature(method).parameters
+    anything = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return {k: v for k, v in kwargs.items() if anything or k in params}
+
+
+def _with_reset_params(environment_cls: type[Any], reset_cls: type[Any] | None) -> type[Any]:
+    """`environment_cls` whose reset validates its other keyword arguments as `reset_cls`.
+
+    The env's reset gets the validated values under their wire names; invalid ones raise
+    pydantic's ValidationError first (WebSocket `VALIDATION_ERROR`, HTTP 422).
+    """
+    if reset_cls is None:
+        return environment_cls
+    own_reset = environment_cls.reset
+    params_cls = reset_cls
+
+    class WithResetParams(environment_cls):
+        def reset(
+            self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+        ) -> Any:
+            params = params_cls.model_validate(kwargs)
+            fields = type(params).model_fields.items()
+            values = {info.alias or name: getattr(params, name) for name, info in fields}
+            given = {"seed": seed, "episode_id": episode_id, **values}
+            return own_reset(self, **_accepted(own_reset, given))
+
+    WithResetParams.__name__ = WithResetParams.__qualname__ = environment_cls.__name__
+    return WithResetParams
+
+
+def _route_schemas(
+    app: Any,
+    action: type[Any],
+    observation: type[Any],
+    state: type[Any],
+    reset: type[Any] | None,
+) -> None:
+    """`GET /schema`: openenv's keys, plus `reset` (the reset parameters) when there are any."""
+    roles = {
+        "action": action,
+        "observation": observation,
+        "reset_observation": observation,
+        "state": state,
+        "reset": reset,
+    }
+    schemas = {role: cls.model_json_schema() for role, cls in roles.items() if cls is not None}
+    app.get("/schema")(lambda: schemas)
+
+
+def websocket_app(
+    environment_cls: type[Any],
+    action_cls: type[Any],
+    observation_cls: type[Any],
+    state_cls: type[Any],
+    *,
+    name: str,
+    description: str = "",
+    version: str = "0.1.0",
+    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+    reset_cls: type[Any] | None = None,
+) -> Any:
+    """openenv 0.10's app: `/ws` sessions, `/health`, `/schema`, `/metadata`."""
+    http_server = require_server("openenv.core.env_server.http_server")
+    info = EnvironmentMetadata(name=name, description=description, version=version)
+
+    class Served(_with_reset_params(environment_cls, reset_cls)):  # type: ignore[misc]
+        def get_metadata(self) -> Any:
+            return info
+
+    Served.__name__ = Served.__qualname__ = environment_cls.__name__
+    app = http_server.create_app(
+        Served,
+        action_cls,
+        observation_cls,
+        env_name=name,
+        max_concurrent_envs=max_concurrent_envs,
+        state_cls=state_cls,
+    )
+    if reset_cls is not None:  # openenv's /schema has no place for the reset parameters
+        app.router.routes[:] = [
+            r for r in app.router.routes if getattr(r, "path", None) != "/schema"
+        ]
+        _route_schemas(app, action_cls, observation_cls, state_cls, reset_cls)
+    return app
+
+
+def http_app(
+    environment_cls: type[Any],
+    action_cls: type[Any],
+    observation_cls: type[Any],
+    state_cls: type[Any],
+    *,
+    name: str,
+    description: str = "",
+    version: str = "0.1.0",
+    reset_cls: type[Any] | None = None,
+) -> Any:
+    """A stateful HTTP app: one environment kept across `/reset`, `/step` and `/state`."""
+    require_server("fastapi")
+    from fastapi import Body, FastAPI
+    from fastapi.responses import JSONResponse
+
+    serialization = require_server("openenv.core.env_server.serialization")
+    env = _with_reset_params(environment_cls, reset_cls)()
+    lock = threading.Lock()  # FastAPI runs plain endpoints in a thread pool
+    info = EnvironmentMetadata(name=name, description=description, version=version)
+    app = FastAPI(title=name, description=description, version=version)
+
+    def run(call: Callable[[], Any]) -> Any:
+        """`call` under the lock: a ValidationError is a 422, the env's own failure a 500."""
+        with lock:
+            try:
+                observation = call()
+            except ValidationError as exc:
+                detail = json.loads(exc.json(include_url=False))
+                return JSONResponse({"detail": detail}, status_code=422)
+            except Exception as exc:
+                return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=500)
+        return serialization.serialize_observation(observation)
+
+    body = Body(default_factory=ResetRequest)  # `POST /reset` with no body: defaults
+
+    @app.post("/reset")
+    def reset(request: ResetRequest = body) -> Any:
+        kwargs = request.model_dump(exclude_unset=True)
+        return run(lambda: env.reset(**_accepted(env.reset, kwargs)))
+
+    @app.post("/step")
+    def step(request: StepRequest) -> Any:
+        kwargs = request.model_dump(exclude_unset=True, exclude={"action"})
+
+        def call() -> Any:  # the action is validated here too: an invalid one is a 422
+            action = serialization.deserialize_action(request.action, action_cls)
+            return env.step(action, **_accepted(env.step, kwargs))
+
+        return run(call)
+
+    @app.get("/state")
+    def state() -> Any:
+        with lock:
+            current = env.state
+        return current.model_dump(mode="json")
+
+    app.get("/health")(lambda: {"status": "healthy"})
+    app.get("/metadata")(lambda: info.model_dump(mode="json"))
+    _route_schemas(app, action_cls, observation_cls, state_cls, reset_cls)
+    return app

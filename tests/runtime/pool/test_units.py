@@ -1,0 +1,115 @@
+"""Pieces of the pool and the Ray provider that need no server: extras, the guard, checks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from envgen_runtime import EnvClient, SlotResult
+from envgen_runtime.pool.clients import async_client_class
+
+from generated.echo_env import AsyncEchoEnv, EchoEnv
+from tests.runtime.pool.conftest import pid_alive
+
+
+def test_missing_ray_names_the_ray_extra() -> None:
+    code = textwrap.dedent(
+        """
+        import sys
+        class _Block:
+            def find_spec(self, name, path=None, target=None):
+                if name == "ray" or name.startswith("ray."):
+                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+                return None
+        sys.meta_path.insert(0, _Block())
+        from envgen_runtime import MissingExtraError, RayProvider
+        try:
+            RayProvider(["{python}", "-m", "x"]).start()
+        except MissingExtraError as exc:
+            print(exc.extra, exc.module, "|", exc)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ray ray |"), proc.stdout
+    assert "pip install 'envgen-runtime[ray]'" in proc.stdout
+
+
+def test_the_orphan_guard_passes_the_exit_status_through() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "envgen_runtime.providers.orphan_guard",
+            "1",
+            "--",
+            sys.executable,
+            "-c",
+            "import sys; print('child ran'); sys.exit(7)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 7 and proc.stdout.strip() == "child ran"
+    usage = subprocess.run(
+        [sys.executable, "-m", "envgen_runtime.providers.orphan_guard", "x"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert usage.returncode == 2 and "usage:" in usage.stderr
+
+
+def test_the_orphan_guard_ends_the_server_when_its_owner_dies() -> None:
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    guard = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "envgen_runtime.providers.orphan_guard",
+            str(owner.pid),
+            "--",
+            sys.executable,
+            "-c",
+            "import os, time; print(os.getpid(), flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert guard.stdout is not None
+        server = int(guard.stdout.readline())
+        assert pid_alive(server)
+        owner.kill()
+        owner.wait()
+        guard.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while pid_alive(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not pid_alive(server)
+    finally:
+        owner.kill()
+        guard.kill()
+        owner.wait()
+        guard.wait()
+
+
+def test_a_sync_client_class_gets_an_async_twin_with_the_same_hooks() -> None:
+    assert async_client_class(AsyncEchoEnv) is AsyncEchoEnv
+    twin = async_client_class(EchoEnv)
+    assert twin.SPEC is EchoEnv.SPEC and twin.__name__ == "AsyncEchoEnv"
+    assert twin._parse_result is EchoEnv._parse_result
+    with pytest.raises(TypeError, match="must set SPEC"):
+        async_client_class(EnvClient)  # type: ignore[type-abstract]
+    with pytest.raises(TypeError, match="EnvClient or AsyncEnvClient subclass"):
+        async_client_class(int)
+
+
+def test_slot_result_ok_is_whether_there_was_an_error() -> None:
+    assert SlotResult(slot=0, observation=1, reward=None, done=False).ok
+    assert not SlotResult(slot=0, observation=None, reward=None, done=True, error=Exception()).ok  # type: ignore[arg-type]
