@@ -11,7 +11,7 @@ import atexit
 import gc
 import sys
 
-from generator import warm_worker
+from generator.codegen import warm_worker
 
 
 def run() -> None:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from generator.codegen.models import generate_models
 from generator.diff.model import CLIENT_WRITTEN, ROLES, Change, ChangeClass, Role
 from generator.diff.pytypes import PyType, is_subtype, parse
 from generator.diff.sides import Side
 from generator.errors import EnvgenError
-from generator.modelgen import generate_models
-from generator.schema_check import json_pointer
+from generator.schema.check import json_pointer
 
 _SKIP = {"model_config", "__pydantic_config__"}
 

@@ -5,7 +5,8 @@ unions matched branch to branch) and records each difference as a `Finding`: a r
 for what changed from old to new, whether it breaks in this direction, where it is, and a
 way to build a witness. For the action the writer is the old schema and the reader the new
 one; for observation and state it is the other way round. The keyword families live in
-`rules_scalar`, `rules_array` and `rules_object`.
+`rules_general`, `rules_scalar`, `rules_array` and `rules_object`, which see the comparer as
+the `walk.Walker` protocol.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from generator.diff import rules_array, rules_object, rules_scalar
+from generator.diff import rules_array, rules_general, rules_object, rules_scalar
 from generator.diff.examples import MISSING, Examples
 from generator.diff.model import Role, writer_is_old
 from generator.diff.policy import Policy
@@ -32,39 +33,13 @@ from generator.diff.schemaops import (
     value_types,
 )
 from generator.diff.validation import Validation, reader_defs, view
+from generator.diff.walk import Frame, Site
 
 BUDGET = 20000
 
 
 class TooComplex(Exception):
     """The schemas are too large or too recursive to compare within the budget."""
-
-
-@dataclass(frozen=True)
-class Frame:
-    """One level of the writer's value on the way to a finding: its schema and the step down."""
-
-    schema: Any
-    key: str | int
-    is_item: bool
-
-
-@dataclass(frozen=True)
-class Site:
-    """Where the walk is: the writer's levels above, the instance path, the property context."""
-
-    frames: tuple[Frame, ...] = ()
-    path: str = ""
-    required_in_writer: bool | None = None
-    quiet: bool = False
-
-    def down(self, schema: Any, key: str | int, is_item: bool, shown: str) -> Site:
-        token = shown.replace("~", "~0").replace("/", "~1")
-        return Site(
-            frames=(*self.frames, Frame(schema, key, is_item)),
-            path=f"{self.path}/{token}",
-            quiet=self.quiet,
-        )
 
 
 @dataclass
@@ -82,7 +57,7 @@ class Finding:
 
 @dataclass
 class Context:
-    """What every walker of one role shares: both schemas, the policy, the judges."""
+    """What every comparer of one role shares: both schemas, the policy, the judges."""
 
     role: Role
     writer_defs: dict[str, Any]
@@ -97,8 +72,8 @@ class Context:
         self.ignores_unknown = self.policy.reader_ignores_unknown(self.role)
 
 
-class Walker:
-    """Compares one role's writer schema with its reader schema."""
+class Comparer:
+    """Compares one role's writer schema with its reader schema (the rules' `walk.Walker`)."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -161,11 +136,11 @@ class Walker:
 
     def compare_single(self, w: Node, r: Node, site: Site) -> None:
         """Two non-union schemas, keyword family by keyword family."""
-        rules_scalar.annotation_changes(self, w, r, site)
-        rules_scalar.defaults(self, w, r, site)
+        rules_general.annotation_changes(self, w, r, site)
+        rules_general.defaults(self, w, r, site)
         tw, tr = value_types(w.schema), value_types(r.schema)
-        rules_scalar.types(self, w, r, tw, tr, site)
-        finite = rules_scalar.enums(self, w, r, site)
+        rules_general.types(self, w, r, tw, tr, site)
+        finite = rules_general.enums(self, w, r, site)
         common = {t for t in tw if admits(tr, t)}
         if not finite:
             if common & {"integer", "number"}:
@@ -176,7 +151,7 @@ class Walker:
                 rules_array.arrays(self, w, r, site)
             if "object" in common:
                 rules_object.objects(self, w, r, site)
-        rules_scalar.other_keywords(self, w, r, site)
+        rules_general.other_keywords(self, w, r, site)
         for index, branch in enumerate(r.d.get("allOf", [])):
             self.compare(w, Node(branch, r.loc.at("allOf", index)), replace(site, quiet=True))
 
@@ -198,13 +173,7 @@ class Walker:
         witness: Callable[[], Any] | None = None,
         at: str | None = None,
     ) -> None:
-        """Record a finding; `rules` is (rule when the writer is old, when it is new).
-
-        `at` is the instance path when it is below `site` (a property of the object at
-        `site`); `site` still decides how the witness is built.
-
-        `{W}`/`{R}` in the message become "old schema"/"new schema" for this direction.
-        """
+        """Record a finding, as `walk.Walker.emit` describes."""
         if site.quiet and not breaking:
             return
         old_loc, new_loc = self.old_new(w_loc, r_loc)
@@ -275,7 +244,7 @@ class Walker:
 
     def _match(
         self, alt: Node, index: int, r_alts: list[Node], site: Site
-    ) -> tuple[int, Walker] | None:
+    ) -> tuple[int, Comparer] | None:
         w_types = types_of(alt.schema)
         candidates = [
             j for j, other in enumerate(r_alts) if _types_meet(w_types, types_of(other.schema))
@@ -290,8 +259,8 @@ class Walker:
             return ranked[0], self._dry(alt, r_alts[ranked[0]], site)
         return None
 
-    def _dry(self, w: Node, r: Node, site: Site) -> Walker:
-        trial = Walker(self.ctx)
+    def _dry(self, w: Node, r: Node, site: Site) -> Comparer:
+        trial = Comparer(self.ctx)
         trial.visited = set(self.visited)
         trial.calls = self.calls
         trial.compare(w, r, site)

@@ -7,7 +7,7 @@ from generator.diff.model import ROLES, Change, Role
 from generator.diff.policy import Policy
 from generator.diff.sides import Side
 from generator.diff.wire import wire_changes
-from generator.jsonio import canonical_json
+from generator.schema.jsonio import canonical_json
 
 # Safe code changes that a wire break at the same place already explains. A code change
 # that breaks generated-API users (breaking-code) is always kept, even beside a wire break:

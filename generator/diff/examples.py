@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from generator.diff.numeric import integer_lower, integer_upper, lower_bound, upper_bound
 from generator.diff.regexgen import samples
 from generator.diff.schemaops import (
     Loc,
@@ -19,13 +20,9 @@ from generator.diff.schemaops import (
     as_dict,
     branches,
     canon,
-    integer_lower,
-    integer_upper,
-    lower_bound,
     resolve,
     types_of,
     union_kind,
-    upper_bound,
 )
 from generator.diff.validation import Validation
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from generator.diff.errors import GitError
-from generator.loader import Layout
+from generator.schema.loader import Layout
 
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:

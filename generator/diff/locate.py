@@ -11,7 +11,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from generator.schema_check import json_pointer
+from generator.schema.check import json_pointer
 
 _WS = " \t\r\n"
 

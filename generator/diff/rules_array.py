@@ -7,14 +7,12 @@ closing or shortening a tuple is reported as `array.maxItems-lowered`.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from generator.diff.examples import MISSING
 from generator.diff.rules_scalar import count_bound
 from generator.diff.schemaops import Loc, Node, admits, resolve, value_types
-
-if TYPE_CHECKING:
-    from generator.diff.compare import Site, Walker
+from generator.diff.walk import Site, Walker
 
 
 def arrays(wk: Walker, w: Node, r: Node, site: Site) -> None:

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from generator.diff.regexgen import samples
 from generator.diff.rules_scalar import count_bound
 from generator.diff.schemaops import Node, canon
-
-if TYPE_CHECKING:
-    from generator.diff.compare import Site, Walker
+from generator.diff.walk import Site, Walker
 
 EXTENSION = "x_envgen_extension"
 

@@ -17,7 +17,7 @@ from generator.diff.model import Change, ChangeClass, EnvReport, EnvVersion, Rep
 from generator.diff.policy import Policy
 from generator.diff.sides import Side, load_env_side, load_role_side, relabel
 from generator.errors import InputError
-from generator.loader import Layout, discover_envs
+from generator.schema.loader import Layout, discover_envs
 
 WORKING_TREE = "working tree"
 

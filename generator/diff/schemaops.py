@@ -1,5 +1,5 @@
 """Reading bundled schemas the way the comparer needs them: refs followed, allOf merged,
-unions split into branches, types and bounds normalised.
+unions split into branches, types normalised (the number arithmetic is in `numeric`).
 
 Every node keeps the location (def name and pointer inside the def) of the keywords it came
 from, so a change found after merging still points at the spot a person would edit.
@@ -8,13 +8,12 @@ from, so a change found after merging still points at the spot a person would ed
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
-from generator.schema_check import json_pointer
+from generator.diff.numeric import lcm_step
+from generator.schema.check import json_pointer
 
 ANNOTATIONS = frozenset(
     {
@@ -386,33 +385,6 @@ def _type_set(declared: Any) -> frozenset[str]:
     return frozenset(declared if isinstance(declared, list) else [declared])
 
 
-def lcm_step(a: Any, b: Any) -> float | int | None:
-    """Least common multiple of two multipleOf steps, or None when they are not rational."""
-    fa, fb = as_fraction(a), as_fraction(b)
-    if fa is None or fb is None or fa <= 0 or fb <= 0:
-        return None
-    num = fa.numerator * fb.numerator // math.gcd(fa.numerator, fb.numerator)
-    den = math.gcd(fa.denominator, fb.denominator)
-    step = Fraction(num, den)
-    return int(step) if step.denominator == 1 else float(step)
-
-
-def as_fraction(value: Any) -> Fraction | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return Fraction(str(value))
-
-
-def is_multiple(step: Any, of: Any) -> bool:
-    """Whether every multiple of `step` is a multiple of `of`."""
-    fs, fo = as_fraction(step), as_fraction(of)
-    if fs is None or fo is None or fo == 0:
-        return False
-    return (fs / fo).denominator == 1
-
-
 # -- unions -------------------------------------------------------------------------------------
 
 
@@ -452,51 +424,3 @@ def split_types(node: Node) -> list[Node]:
             schema["enum"] = [v for v in schema["enum"] if admits(frozenset({kind}), json_type(v))]
         out.append(Node(schema, node.loc, node.origins))
     return out
-
-
-# -- bounds -------------------------------------------------------------------------------------
-
-Bound = tuple[float, bool]  # (value, exclusive)
-
-
-def lower_bound(schema: dict[str, Any]) -> Bound | None:
-    return _bound(schema, "minimum", "exclusiveMinimum", max)
-
-
-def upper_bound(schema: dict[str, Any]) -> Bound | None:
-    return _bound(schema, "maximum", "exclusiveMaximum", min)
-
-
-def _bound(schema: dict[str, Any], inclusive: str, exclusive: str, pick: Any) -> Bound | None:
-    found: list[Bound] = []
-    value = schema.get(inclusive)
-    excl = schema.get(exclusive)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        found.append((float(value), excl is True))
-    if isinstance(excl, int | float) and not isinstance(excl, bool):
-        found.append((float(excl), True))
-    if not found:
-        return None
-    best: Bound = found[0]
-    for candidate in found[1:]:
-        if candidate[0] == best[0]:
-            best = (best[0], best[1] or candidate[1])
-        elif pick(candidate[0], best[0]) == candidate[0]:
-            best = candidate
-    return best
-
-
-def integer_lower(bound: Bound | None) -> float | None:
-    if bound is None:
-        return None
-    value, exclusive = bound
-    low = math.floor(value) + 1 if exclusive or not float(value).is_integer() else value
-    return float(math.ceil(low))
-
-
-def integer_upper(bound: Bound | None) -> float | None:
-    if bound is None:
-        return None
-    value, exclusive = bound
-    high = math.ceil(value) - 1 if exclusive or not float(value).is_integer() else value
-    return float(math.floor(high))

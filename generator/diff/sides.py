@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.bundle import ROLES, Bundle, Bundler
 from generator.diff.errors import RoleFileError
 from generator.diff.model import Role
 from generator.errors import InputError, ManifestError
-from generator.jsonio import read_json
-from generator.loader import MANIFEST, EnvInput, Layout, role_file
-from generator.manifest import Manifest, check_env_name, load_manifest
-from generator.schema_check import check_reset_params, check_role_root
+from generator.schema.bundle import ROLES, Bundle, Bundler
+from generator.schema.check import check_reset_params, check_role_root
+from generator.schema.jsonio import read_json
+from generator.schema.loader import MANIFEST, EnvInput, Layout, role_file
+from generator.schema.manifest import Manifest, check_env_name, load_manifest
 
 _ROLE_CLASS = {
     "action": "Action",

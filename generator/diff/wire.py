@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.diff.compare import Context, Finding, TooComplex, Walker
+from generator.diff.compare import Comparer, Context, Finding, TooComplex
 from generator.diff.examples import MISSING
 from generator.diff.model import Change, Role, writer_is_old
 from generator.diff.policy import Policy
@@ -19,9 +19,9 @@ def wire_changes(role: Role, old: Side, new: Side, policy: Policy) -> list[Chang
     """Every wire difference of `role` between `old` and `new`, classed for its direction."""
     writer, reader = (old, new) if writer_is_old(role) else (new, old)
     ctx = Context(role, writer.bundle.defs, reader.bundle.defs, policy)
-    walker = Walker(ctx)
+    comparer = Comparer(ctx)
     try:
-        findings = walker.run(writer.role_def(role), reader.role_def(role))
+        findings = comparer.run(writer.role_def(role), reader.role_def(role))
     except TooComplex:
         file, pointer = new.where(new.role_def(role), "")
         return [

@@ -12,8 +12,8 @@ from generator.image.deps import build_deps
 from generator.image.engine import ImageBuildError, engine
 from generator.image.envimage import build_env_image
 from generator.image.rootfs import base_libraries, build_base, interpreter_info
-from generator.loader import MANIFEST, Layout, discover_envs, load_env
-from generator.manifest import Manifest
+from generator.schema.loader import MANIFEST, Layout, discover_envs, load_env
+from generator.schema.manifest import Manifest
 
 
 def default_cache() -> Path:

@@ -21,8 +21,8 @@ from typing import Any
 from generator.errors import ManifestError
 from generator.image.engine import FORMAT, build_context, current_key, digest
 from generator.image.log import log
-from generator.loader import Layout
-from generator.manifest import Manifest
+from generator.schema.loader import Layout
+from generator.schema.manifest import Manifest
 
 SERVE = Path(__file__).resolve().with_name("serve.py")
 SERVE_IN_IMAGE = "/app/.envgen/serve.py"

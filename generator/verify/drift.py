@@ -17,9 +17,9 @@ from generator.diff.engine import compare_sides
 from generator.diff.policy import Policy
 from generator.diff.sides import load_role_side
 from generator.errors import EnvgenError
-from generator.interop import check_schemas, without_envelope_fields
-from generator.loader import Layout, role_file
-from generator.pull import fetch_json
+from generator.interop.openenv import check_schemas, without_envelope_fields
+from generator.interop.pull import fetch_json
+from generator.schema.loader import Layout, role_file
 from generator.verify.model import VerifyReport, Violation
 from generator.verify.schemas import ROLES, CommittedSchemas
 

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from generator.loader import Layout
+from generator.schema.loader import Layout
 from generator.verify.drift import check_drift
 from generator.verify.fuzz import FuzzOptions, fuzz
 from generator.verify.model import VerifyReport, Violation

@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 
 from generator.diff.model import Role
-from generator.loader import EnvInput, Layout, load_env, role_file
+from generator.schema.loader import EnvInput, Layout, load_env, role_file
 
 ROLES: tuple[Role, ...] = ("action", "observation", "state")
 

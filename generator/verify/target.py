@@ -10,8 +10,8 @@ from __future__ import annotations
 from envgen_runtime import EnvgenRuntimeError, LocalDockerProvider, LocalProcessProvider, Provider
 
 from generator.errors import EnvgenError
-from generator.loader import Layout
-from generator.manifest import Manifest
+from generator.schema.loader import Layout
+from generator.schema.manifest import Manifest
 
 
 class TargetError(EnvgenError):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from generator.cli_options import Verbosity
 from generator.diff.formats.common import (
     STATUS_TEXT,
     resolution,
@@ -14,6 +13,7 @@ from generator.diff.formats.common import (
     witness_text,
 )
 from generator.diff.model import Change, Report
+from generator.verbosity import Verbosity
 
 _COLOURS = {"fails": "red", "allowed": "yellow", "ignored": "yellow", "reported": "yellow"}
 _CLASS_COLOURS = {"breaking": "red", "breaking-code": "magenta", "safe": "green"}

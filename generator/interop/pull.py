@@ -1,0 +1,157 @@
+"""`envgen pull`: an environment's schemas from a running OpenEnv server.
+
+Reads `GET /schema` (action, observation, state and, when the server declares them,
+reset_observation and reset, the reset parameters that envgen_runtime.server publishes) and
+`GET /metadata` (name, description, version). Nothing is written unless both replies are
+usable and the schemas generate a client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from generator.errors import EnvgenError, SchemaError
+from generator.interop.openenv import (
+    check_schemas,
+    env_name_from_server,
+    semver_or_default,
+    without_envelope_fields,
+)
+from generator.schema.check import check_meta_schema, check_reset_params
+from generator.schema.jsonio import pretty_json
+
+TIMEOUT_S = 10.0
+
+
+class PullError(EnvgenError):
+    """The server could not be read: unreachable, no /schema, or not JSON."""
+
+
+class BadURLError(EnvgenError):
+    """The URL argument is not an http(s) address of a server; the CLI makes it a usage error."""
+
+
+def server_url(text: str) -> str:
+    """The base URL to read from: `host:port` means `http://host:port`; others must be http(s).
+
+    Checked before any request so a typo gets a usage error naming the argument instead of
+    an HTTP library's message about connection adapters.
+    """
+    url = text.strip()
+    if not url:
+        raise BadURLError("the URL is empty", hint="e.g. http://127.0.0.1:8000")
+    if any(ch.isspace() for ch in url):
+        raise BadURLError(f"{text!r} contains a space")
+    if "://" not in url:
+        url = "http://" + url
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise BadURLError(
+            f"{text!r} must start with http:// or https:// (or be a bare host:port)",
+        )
+    if not parts.hostname:
+        raise BadURLError(f"{text!r} has no host", hint="e.g. http://127.0.0.1:8000")
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not 0-65535
+    except ValueError:
+        raise BadURLError(f"{text!r} has an invalid port (expected 1-65535)") from None
+    if parts.query:
+        raise BadURLError(f"{text!r} has a query (?...); give the server's base URL")
+    if parts.fragment:
+        raise BadURLError(f"{text!r} has a fragment (#...); give the server's base URL")
+    return url.rstrip("/")
+
+
+@dataclass(frozen=True)
+class Pulled:
+    name: str
+    version: str
+    description: str
+    schemas: dict[str, Any]
+    extra_files: dict[str, str]
+
+
+def fetch_json(base_url: str, path: str, *, optional: bool = False) -> Any:
+    """GET base_url+path as JSON; every failure is a PullError naming the URL."""
+    import requests  # only pull needs an HTTP client
+
+    url = base_url.rstrip("/") + path
+    try:
+        reply = requests.get(url, timeout=TIMEOUT_S, headers={"Accept": "application/json"})
+    except requests.exceptions.ConnectionError:
+        raise PullError(
+            f"cannot reach {url}", hint="is the server running, and is the URL right?"
+        ) from None
+    except requests.exceptions.Timeout:
+        raise PullError(f"{url} did not answer within {TIMEOUT_S:.0f} s") from None
+    except requests.exceptions.RequestException as exc:
+        raise PullError(f"GET {url} failed: {exc}") from None
+    if reply.status_code == 404 and optional:
+        return None
+    if reply.status_code == 404:
+        raise PullError(
+            f"{url} does not exist (HTTP 404)",
+            hint="servers of OpenEnv 0.4 or later serve /schema; for older ones use "
+            "`envgen import` with the server's pydantic models",
+        )
+    if reply.status_code >= 400:
+        raise PullError(f"GET {url} answered HTTP {reply.status_code}: {reply.text[:300]}")
+    try:
+        return reply.json()
+    except ValueError:
+        raise PullError(f"GET {url} did not return JSON: {reply.text[:300]!r}") from None
+
+
+def pull(base_url: str, name: str | None = None) -> Pulled:
+    """Read and check a server's schemas; raise before anything is written."""
+    base_url = server_url(base_url)
+    origin = base_url.rstrip("/") + "/schema"
+    body = fetch_json(base_url, "/schema")
+    if not isinstance(body, dict):
+        raise SchemaError(
+            "expected a JSON object with action, observation and state", file=origin, pointer=""
+        )
+    metadata = fetch_json(base_url, "/metadata", optional=True)
+    metadata = metadata if isinstance(metadata, dict) else {}
+    env_name = name or env_name_from_server(str(metadata.get("name") or ""))
+    if not env_name:
+        raise PullError("the server reports no name", hint="pass --name NAME")
+    schemas: dict[str, dict[str, Any]] = {}
+    for role in ("action", "observation", "state"):
+        schema = body.get(role)
+        if not isinstance(schema, dict):
+            raise SchemaError(
+                f"{role} schema missing or not an object", file=origin, pointer=f"/{role}"
+            )
+        schemas[role] = schema
+    check_schemas(schemas, origin)
+    schemas["observation"] = without_envelope_fields(schemas["observation"])
+    if "reset" in body:  # absent (openenv 0.10 publishes none): no reset.schema.json
+        schemas["reset"] = _reset_schema(body["reset"], origin)
+    extra: dict[str, str] = {}
+    reset = body.get("reset_observation")
+    if isinstance(reset, dict) and without_envelope_fields(reset) != schemas["observation"]:
+        extra["reset_observation.schema.json"] = pretty_json(without_envelope_fields(reset))
+    description = metadata.get("description")
+    return Pulled(
+        name=env_name,
+        version=semver_or_default(metadata.get("version")),
+        description=description if isinstance(description, str) else "",
+        schemas=schemas,
+        extra_files=extra,
+    )
+
+
+def _reset_schema(schema: Any, origin: str) -> dict[str, Any]:
+    """The server's reset parameters schema, checked as `reset.schema.json` would be."""
+    try:
+        check_meta_schema(schema, origin)
+        check_reset_params(schema, origin)
+    except SchemaError as exc:
+        pointer = f"/reset{exc.pointer or ''}"
+        raise SchemaError(exc.detail, file=origin, pointer=pointer, hint=exc.hint) from None
+    if not isinstance(schema, dict):  # check_reset_params refuses `true` and `false`
+        raise SchemaError("reset schema is not an object", file=origin, pointer="/reset")
+    return schema

@@ -1,0 +1,132 @@
+"""Finding environments under `schemas/` and loading one into the generator's description."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from generator.errors import InputError, ManifestError
+from generator.schema.manifest import Manifest, check_env_name, load_manifest
+
+if TYPE_CHECKING:
+    from generator.schema.bundle import Bundle
+
+MANIFEST = "env.toml"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a project keeps its inputs and outputs; all paths absolute."""
+
+    root: Path
+    schemas: Path
+    generated: Path
+
+    @classmethod
+    def at(cls, root: Path, schemas: str = "schemas", generated: str = "generated") -> Layout:
+        root = root.resolve()
+        return cls(
+            root=root, schemas=(root / schemas).resolve(), generated=(root / generated).resolve()
+        )
+
+    def display(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+
+@dataclass(frozen=True)
+class EnvInput:
+    """Everything the generator knows about one environment, before any code is made."""
+
+    manifest: Manifest
+    bundle: Bundle
+    sources: tuple[str, ...]
+    schema_hash: str
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    def class_name(self, role: str) -> str:
+        return self.bundle.role_names[role]
+
+    @property
+    def reset_class(self) -> str | None:
+        """The reset parameters model's name, or None when the env has no reset.schema.json."""
+        from generator.schema.bundle import RESET_ROLE
+
+        return self.bundle.role_names.get(RESET_ROLE)
+
+    @property
+    def client_name(self) -> str:
+        return f"{self.manifest.class_prefix}Env"
+
+
+def discover_envs(layout: Layout) -> list[str]:
+    """Every folder under schemas/ that holds an env.toml, in sorted order."""
+    if not layout.schemas.is_dir():
+        return []
+    return sorted(p.parent.name for p in layout.schemas.glob(f"*/{MANIFEST}"))
+
+
+def role_file(env_dir: Path, role: str) -> Path:
+    return env_dir / f"{role}.schema.json"
+
+
+def load_env(layout: Layout, name: str) -> EnvInput:
+    """Read env.toml, the three role schemas and the optional reset schema for `name`."""
+    # Imported here: checking schemas loads jsonschema, which a cache hit never needs.
+    from generator.schema.bundle import RESET_ROLE, ROLES, Bundler
+    from generator.schema.check import check_reset_params, check_role_root
+    from generator.schema.jsonio import read_json
+
+    env_dir = layout.schemas / name
+    problem = check_env_name(name)
+    if problem:
+        raise InputError(f"env name {name!r} {problem}", file=layout.display(env_dir))
+    manifest_path = env_dir / MANIFEST
+    if not manifest_path.is_file():
+        raise ManifestError(
+            f"no environment named {name!r}",
+            file=layout.display(manifest_path),
+            hint=f"create it with `envgen new {name}`",
+        )
+    manifest = load_manifest(manifest_path, layout.display(manifest_path), name)
+    prefix = manifest.class_prefix
+    role_names = {
+        "action": f"{prefix}Action",
+        "observation": f"{prefix}Observation",
+        "state": f"{prefix}State",
+    }
+    role_files = {role: role_file(env_dir, role) for role in ROLES}
+    for role, path in role_files.items():
+        doc = read_json(path, layout.display(path))
+        check_role_root(doc, layout.display(path), role)
+    reset_path = role_file(env_dir, RESET_ROLE)
+    if reset_path.exists():
+        check_reset_params(
+            read_json(reset_path, layout.display(reset_path)), layout.display(reset_path)
+        )
+        role_files[RESET_ROLE] = reset_path
+        role_names[RESET_ROLE] = f"{prefix}ResetParams"
+    bundle = Bundler(layout.schemas, layout.root).bundle(role_files, role_names)
+    sources = tuple([layout.display(manifest_path), *bundle.sources])
+    return EnvInput(
+        manifest=manifest,
+        bundle=bundle,
+        sources=sources,
+        schema_hash=_hash_sources(layout, sources),
+    )
+
+
+def _hash_sources(layout: Layout, sources: tuple[str, ...]) -> str:
+    """Content hash over every input file: names and bytes, in a fixed order."""
+    digest = hashlib.sha256()
+    for rel in sorted(sources):
+        data = (layout.root / rel).read_bytes().replace(b"\r\n", b"\n")
+        digest.update(rel.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
+    return "sha256:" + digest.hexdigest()

@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.errors import ManifestError
+from generator.schema.manifest import default_class_prefix, load_manifest
+
+
+def _load(tmp_path: Path, text: str, name: str = "echo_env"):
+    path = tmp_path / "env.toml"
+    path.write_text(text)
+    return load_manifest(path, "schemas/echo_env/env.toml", name)
+
+
+def test_defaults(tmp_path: Path) -> None:
+    m = _load(tmp_path, 'name = "echo_env"\nversion = "1.2.3"\n')
+    assert m.class_prefix == "Echo"
+    assert m.transport == "websocket"
+    assert m.model_type == "pydantic"
+    assert m.health_path == "/health"
+    assert m.docker_port == 8000
+    assert m.server_command == ()
+    assert m.major_version == 1
+    assert m.auth_token_env is None
+
+
+def test_full(tmp_path: Path) -> None:
+    m = _load(
+        tmp_path,
+        'name = "echo_env"\nversion = "2.0.0-rc.1"\ndescription = "d"\nclass_prefix = "Ec"\n'
+        'transport = "http"\nmodel_type = "dataclasses"\n[server]\n'
+        'command = ["{python}", "-m", "x", "--port", "{port}"]\nhealth_path = "/healthz"\n'
+        'startup_timeout_s = 5\n[docker]\nimage = "img:1"\nport = 9000\n',
+    )
+    assert (m.class_prefix, m.transport, m.model_type) == ("Ec", "http", "dataclasses")
+    assert m.server_command == ("{python}", "-m", "x", "--port", "{port}")
+    assert (m.health_path, m.startup_timeout_s, m.docker_image, m.docker_port) == (
+        "/healthz",
+        5.0,
+        "img:1",
+        9000,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "pointer", "words"),
+    [
+        ('version = "1.0.0"\n', "/name", "missing required key"),
+        ('name = "other"\nversion = "1.0.0"\n', "/name", "does not match its folder"),
+        ('name = "echo_env"\nversion = "1.0"\n', "/version", "semantic version"),
+        ('name = "echo_env"\nversion = "1.0.0"\ntransport = "grpc"\n', "/transport", "'http'"),
+        ('name = "echo_env"\nversion = "1.0.0"\nmodel_type = "attrs"\n', "/model_type", "attrs"),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\nclass_prefix = "echo"\n',
+            "/class_prefix",
+            "capitalised",
+        ),
+        ('name = "echo_env"\nversion = "1.0.0"\nverison = "1"\n', "/verison", "unknown key"),
+        *(  # TOML has nan and inf; either was written into the client as a bare name
+            (
+                f'name = "echo_env"\nversion = "1.0.0"\n[server]\nstartup_timeout_s = {value}\n',
+                "/server/startup_timeout_s",
+                "must be a finite positive number",
+            )
+            for value in ("nan", "inf", "-inf", "0", "true")
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[server]\ncomand = []\n',
+            "/server/comand",
+            "unknown key",
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[server]\ncommand = "python x"\n',
+            "/server/command",
+            "list of strings",
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[server]\ncommand = ["{nope}"]\n',
+            "/server/command/0",
+            "placeholder",
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[server]\nhealth_path = "health"\n',
+            "/server/health_path",
+            "starting with '/'",
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[docker]\nport = 70000\n',
+            "/docker/port",
+            "1 to 65535",
+        ),
+        ('name = "echo_env"\nversion = 1\n', "/version", "must be a string"),
+        ('name = "echo_env"\nversion = "1.0.0"\nauth = 1\n', "/auth", "must be a table"),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[auth]\ntoken = "x"\n',
+            "/auth/token",
+            "unknown key",
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[auth]\ntoken_env = 5\n',
+            "/auth/token_env",
+            "name of an environment variable",
+        ),
+        (
+            'name = "echo_env"\nversion = "1.0.0"\n[auth]\ntoken_env = "MY-TOKEN"\n',
+            "/auth/token_env",
+            "name of an environment variable",
+        ),
+    ],
+)
+def test_errors_name_file_and_key(tmp_path: Path, text: str, pointer: str, words: str) -> None:
+    with pytest.raises(ManifestError) as info:
+        _load(tmp_path, text)
+    assert info.value.file == "schemas/echo_env/env.toml"
+    assert info.value.pointer == pointer
+    assert words in str(info.value)
+
+
+def test_invalid_toml(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match="invalid TOML"):
+        _load(tmp_path, 'name = "echo_env\n')
+
+
+def test_bad_env_name(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match="Python keyword"):
+        _load(tmp_path, 'name = "class"\nversion = "1.0.0"\n', name="class")
+
+
+@pytest.mark.parametrize(
+    ("name", "prefix"),
+    [("echo_env", "Echo"), ("grid_world_env", "GridWorld"), ("chess", "Chess"), ("a_b", "AB")],
+)
+def test_default_class_prefix(name: str, prefix: str) -> None:
+    assert default_class_prefix(name) == prefix
+
+
+def test_auth_token_env(tmp_path: Path) -> None:
+    m = _load(tmp_path, 'name = "echo_env"\nversion = "1.0.0"\n[auth]\ntoken_env = "ECHO_TOKEN"\n')
+    assert m.auth_token_env == "ECHO_TOKEN"
+
+
+def test_a_token_pasted_into_token_env_is_not_echoed(tmp_path: Path) -> None:
+    secret = "sk-live-0123456789abcdef"
+    with pytest.raises(ManifestError) as info:
+        _load(tmp_path, f'name = "echo_env"\nversion = "1.0.0"\n[auth]\ntoken_env = "{secret}"\n')
+    assert info.value.pointer == "/auth/token_env"
+    assert secret not in str(info.value) and "never the token" in str(info.value)
