@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from generator.cache import CACHE_FILE
+from generator.codegen.cache import CACHE_FILE
 
 REPO = Path(__file__).resolve().parent.parent
 

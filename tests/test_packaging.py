@@ -76,7 +76,7 @@ def test_installed_wheel_generates_and_checks_outside_the_checkout(tmp_path: Pat
         )
 
     where = subprocess.run(
-        [sys.executable, "-c", "import generator.render as r; print(r.TEMPLATES_DIR)"],
+        [sys.executable, "-c", "import generator.codegen.render as r; print(r.TEMPLATES_DIR)"],
         cwd=tmp_path,
         env=env,
         capture_output=True,

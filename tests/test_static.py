@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.formatting import LINT_RULES, RUFF_SETTINGS
+from generator.codegen.formatting import LINT_RULES, RUFF_SETTINGS
 from tests.golden.regenerate import CASES
 from tests.helpers import REPO
 

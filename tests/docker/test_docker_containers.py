@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 from envgen_runtime import LocalDockerProvider, ProviderError
-from envgen_runtime._base import ClientOptions
-from envgen_runtime._docker import (
+from envgen_runtime.client.base import ClientOptions
+from envgen_runtime.core.spec import TransportName
+from envgen_runtime.providers.docker import (
     LABEL_ENV,
     LABEL_HOST,
     LABEL_PID,
     LABEL_SESSION,
     SESSION_ID,
 )
-from envgen_runtime._spec import TransportName
 
 from generated.echo_env import EchoAction, EchoEnv
 
@@ -286,7 +286,7 @@ def test_from_hub_pulls_by_default_and_fails_cleanly_without_a_registry(
 
 def _async_echo_class() -> Any:
     """The generated AsyncEchoEnv, which must carry the asyncio launchers."""
-    from envgen_runtime._launchers import AsyncProviderLaunchers
+    from envgen_runtime.client.launchers import AsyncProviderLaunchers
 
     from generated.echo_env import AsyncEchoEnv
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from envgen_runtime._base import ClientOptions
+from envgen_runtime.client.base import ClientOptions
 
 from generated.echo_env import EchoAction, EchoEnv
 from tests.helpers import REPO

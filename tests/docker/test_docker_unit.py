@@ -19,8 +19,7 @@ import docker.errors
 import pytest
 from click.testing import CliRunner
 from envgen_runtime import EnvSpec, LocalDockerProvider, ProviderError
-from envgen_runtime._docker import map_docker_exception, owner_labels, process_start_time
-from envgen_runtime._launchers import hub_image
+from envgen_runtime.client.launchers import hub_image
 from envgen_runtime.containers import (
     LABEL_ENV,
     LABEL_HOST,
@@ -29,6 +28,7 @@ from envgen_runtime.containers import (
     LABEL_SESSION,
     owner_state,
 )
+from envgen_runtime.providers.docker import map_docker_exception, owner_labels, process_start_time
 
 from generated.echo_env import EchoEnv
 from generator.cli import main
@@ -42,7 +42,7 @@ from generator.image.envimage import (
     runtime_files,
 )
 from generator.image.rootfs import shared_libraries
-from generator.loader import Layout
+from generator.schema.loader import Layout
 from tests.helpers import REPO, write_env
 from tests.helpers import manifest as manifest_text
 
@@ -268,12 +268,13 @@ def test_import_generator_runtime_does_not_import_docker() -> None:
 
 
 def test_only_the_docker_module_of_the_runtime_imports_docker() -> None:
+    package = REPO / "runtime" / "envgen_runtime"
     importing = [
-        path.name
-        for path in (REPO / "runtime" / "envgen_runtime").glob("*.py")
+        path.relative_to(package).as_posix()
+        for path in sorted(package.rglob("*.py"))
         if re.search(r"^\s*(import docker|from docker)", path.read_text(), re.M)
     ]
-    assert importing == ["_docker.py"]
+    assert importing == ["providers/docker.py"]
 
 
 # --------------------------------------------------------------------------- ownership
@@ -347,7 +348,7 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[_FakeCli]:
             _FakeContainer("c" * 64, {**base, LABEL_HOST: "other", LABEL_PID: "1"}),
         ]
     )
-    monkeypatch.setattr("generator.containers_cli.docker_client", lambda: engine)
+    monkeypatch.setattr("generator.cli.containers.docker_client", lambda: engine)
     yield engine
     assert engine.closed
 
@@ -384,7 +385,7 @@ def test_containers_commands_report_an_unreachable_engine(monkeypatch: pytest.Mo
 
 def test_containers_list_with_none(monkeypatch: pytest.MonkeyPatch) -> None:
     engine = _FakeCli([])
-    monkeypatch.setattr("generator.containers_cli.docker_client", lambda: engine)
+    monkeypatch.setattr("generator.cli.containers.docker_client", lambda: engine)
     result = CliRunner().invoke(main, ["containers", "list"])
     assert (result.exit_code, result.output) == (0, "no envgen containers\n")
 

@@ -20,7 +20,7 @@ from envgen_runtime import EnvValidationError, ServerValidationError
 
 from generated.grid_env import AsyncGridEnv, GridEnv, GridEnvPool, MoveAction
 from generator.cli import main
-from tests.diff.gitrepo import edit_json
+from tests.generator.diff.gitrepo import edit_json
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.e2e

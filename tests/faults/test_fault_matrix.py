@@ -28,7 +28,7 @@ from envgen_runtime import (
     ServerValidationError,
     SessionLostError,
 )
-from envgen_runtime._spec import TransportName
+from envgen_runtime.core.spec import TransportName
 
 from tests.runtime.clients import AsyncCounterEnv, CounterAction, CounterEnv
 

@@ -17,7 +17,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from envgen_runtime._spec import TransportName
+from envgen_runtime.core.spec import TransportName
 
 from tests.runtime.clients import AsyncCounterEnv, CounterAction, CounterEnv
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.loader import Layout
-from generator.output import build, write
+from generator.schema.loader import Layout
+from generator.codegen.output import build, write
 
 CASES = Path(__file__).resolve().parent / "cases"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from generator.loader import Layout
-from generator.output import build, check
+from generator.schema.loader import Layout
+from generator.codegen.output import build, check
 from tests.golden.regenerate import case_layouts
 
 

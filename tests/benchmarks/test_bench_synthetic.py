@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks.synthetic import touch_env, write_envs
-from generator.loader import Layout
-from generator.output import build, check, write
+from generator.codegen.output import build, check, write
+from generator.schema.loader import Layout
 
 
 def test_synthetic_envs_generate_and_a_touch_rerenders_one(tmp_path: Path) -> None:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_step import MODELS_REF, PYDANTIC_REF, TARGETS, async_vs_sync, headline
 from benchmarks.report import _async_targets, step_section
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers import REPO
 
 
 def row(
