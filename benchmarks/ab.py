@@ -80,6 +80,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, help="also write the comparison as JSON here")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="envgen-ab-") as tmp:
         worktree = Path(tmp) / "base"
         subprocess.run(
@@ -105,7 +106,14 @@ def main() -> None:
             )
     print(report(args.base, results, args.rounds))
     if args.out:
-        document = {"benchmark": "ab", "base": args.base, "rounds": args.rounds, **results}
+        load = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+        document = {
+            "benchmark": "ab",
+            "base": args.base,
+            "rounds": args.rounds,
+            "load_average": load,
+            **results,
+        }
         args.out.write_text(json.dumps(document, indent=2) + "\n")
 
 

@@ -339,6 +339,25 @@ def verify_section(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def ab_section(data: dict[str, Any]) -> list[str]:
+    """The last refactor A/B (`benchmarks/ab.py`): head / base medians, per headline figure."""
+    load = data.get("load_average")
+    lines = [
+        "## Refactor A/B (`benchmarks/ab.py`)",
+        "",
+        f"The working tree against `{data['base']}`, quick form of each benchmark, "
+        f"{data['rounds']} alternating rounds per side; ratio = head / base (a cost: above 1 "
+        "is slower).",
+    ]
+    if load:
+        lines.append(f"1-minute load average {load[0]} at the start, {load[1]} at the end.")
+    lines += ["", "| benchmark | figure | base | head | ratio |", "|---|---|---|---|---|"]
+    for bench in ("step", "codegen"):
+        for name, row in data.get(bench, {}).items():
+            lines.append(f"| {bench} | {name} | {row['base']} | {row['head']} | {row['ratio']} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
@@ -353,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         ("step", step_section),
         ("pool", pool_section),
         ("verify", verify_section),
+        ("ab", ab_section),
     )
     for name, render in renderers:
         path = args.results / f"{name}.json"
