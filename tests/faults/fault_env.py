@@ -28,6 +28,7 @@ FAULTS = frozenset(
         "ok",
         "malformed",
         "shape",
+        "fields",
         "503twice",
         "500",
         "422",
@@ -160,6 +161,13 @@ def huge_reply(megabytes: int) -> bytes:
         reply = {"observation": {"echoed": filler, "total": 0, "step": 1}, "reward": 0.0}
         _HUGE[megabytes] = json.dumps(reply).encode()
     return _HUGE[megabytes]
+
+
+def fields_reply(route: str) -> dict[str, Any]:
+    """The ``fields`` fault: the envelope right, what is inside it of the wrong fields."""
+    if route == "state":
+        return {"step_count": "many"}
+    return {"observation": {"unexpected": True}, "reward": 0.0, "done": False}
 
 
 def extra_reply(env: Counter, action: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 
-from fault_env import HUGE_MB, SLOW_S, Case, Counter, extra_reply, fires, huge_reply
+from fault_env import (
+    HUGE_MB,
+    SLOW_S,
+    Case,
+    Counter,
+    extra_reply,
+    fields_reply,
+    fires,
+    huge_reply,
+)
 from fault_io import hold, rst_close, trickle, truncate
 
 HTTP_STATUS = {200: "OK", 404: "Not Found", 422: "Unprocessable Entity", 500: "Internal Error"}
@@ -63,12 +72,14 @@ async def handle_http(
     if not fired or fault in ("ok", "stateless", "error"):  # error: a WebSocket-only fault
         writer.write(_json(200, env.answer(route, data)))
         return True
-    if case.acts(route) and fault in ("malformed", "shape", "truncated", *HUGE_MB):
+    if case.acts(route) and fault in ("malformed", "shape", "fields", "truncated", *HUGE_MB):
         env.step(data)  # a real server acted on the step before its reply went wrong
     if fault == "malformed":
         writer.write(http_bytes(200, b'{"observation": {"echoed": "x", '))
     elif fault == "shape":
         writer.write(http_bytes(200, b'{"unexpected": true}'))
+    elif fault == "fields":
+        writer.write(_json(200, fields_reply(route)))
     elif fault == "wrongtype":
         writer.write(http_bytes(200, HTML_PAGE, content_type="text/html"))
     elif fault in ("503twice", "500"):

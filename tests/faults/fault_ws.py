@@ -6,7 +6,16 @@ import asyncio
 import json
 from typing import Any
 
-from fault_env import HUGE_MB, SLOW_S, Case, Counter, extra_reply, fires, huge_reply
+from fault_env import (
+    HUGE_MB,
+    SLOW_S,
+    Case,
+    Counter,
+    extra_reply,
+    fields_reply,
+    fires,
+    huge_reply,
+)
 from fault_io import hold, rst_close, trickle, truncate
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
@@ -87,6 +96,8 @@ class WsSession:
             await self.send('{"type": "observation", "data": ')
         elif fault == "shape":
             await self.send(json.dumps({"type": _kind(route), "data": {"unexpected": True}}))
+        elif fault == "fields":
+            await self.reply(route, fields_reply(route))
         elif fault == "wrongtype":
             await self.send(json.dumps({"type": _kind(route, wrong=True), "data": {}}))
         elif fault in ("error", "500"):
