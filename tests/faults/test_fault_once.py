@@ -6,6 +6,11 @@ and ``state()`` on the same client succeed, counting from a fresh episode. A bad
 the call's failure, never the client's: nothing learnt from it may refuse later calls
 (issue 23 item 4: after one wrong-shape step reply the HTTP client refused every reset and
 state with ProtocolError, the healthy server notwithstanding).
+
+Not here, of the fault server's faults: those whose replies are good (``ok``, ``extra``,
+``big``, and ``huge`` over HTTP, which has no size limit), ``503twice`` (retried past: the
+matrix), ``stateless`` (refused by design: the matrix) and ``reset-state`` (a retry test of
+``test_fault_items``).
 """
 
 from __future__ import annotations
