@@ -42,9 +42,13 @@ def faultserver() -> Iterator[str]:
         provider.stop()
 
 
-def fault_url(base: str, fault: str) -> str:
-    """A base URL whose requests hit ``fault`` with a case state of their own."""
-    return f"{base}/{fault}/c{next(_CASE_IDS)}"
+def fault_url(base: str, fault: str, at: str | None = None) -> str:
+    """A base URL whose requests hit ``fault`` with a case state of their own.
+
+    ``at`` pins the fault to one route: it fires once, on that route's first request.
+    """
+    pinned = f"{fault}@{at}" if at is not None else fault
+    return f"{base}/{pinned}/c{next(_CASE_IDS)}"
 
 
 class OwnFaultServer:

@@ -43,6 +43,28 @@ class StepResult(Generic[ObsT]):
 METADATA = "metadata"
 
 
+def envelope_problem(payload: Any) -> str | None:
+    """What is wrong with a reset/step reply's envelope (None: nothing).
+
+    ``build_step_result`` raises it; the HTTP engine asks before it counts a reply as a
+    result (one that is not says nothing about the server's environment).
+    """
+    if type(payload) is not dict and not isinstance(payload, Mapping):
+        return "is not a JSON object"
+    observation = payload.get("observation")
+    if type(observation) is not dict and not isinstance(observation, Mapping):
+        if "observation" not in payload:
+            return "has no 'observation' key"
+        return f"has an 'observation' that is {type(observation).__name__}, not an object"
+    done = payload.get("done", False)
+    if not isinstance(done, bool):
+        return f"has a non-boolean done ({type(done).__name__})"
+    reward = payload.get("reward")
+    if reward is not None and not isinstance(reward, bool | int | float):
+        return f"has a non-numeric reward ({type(reward).__name__})"
+    return None
+
+
 def _envelope_error(problem: str, payload: Any) -> ProtocolError:
     received = quote(payload if not isinstance(payload, Mapping) else dict(payload))
     # The op (reset or step) and the "<op> failed: " prefix are added by the client.
@@ -65,22 +87,12 @@ def build_step_result(
     applies to the observation only (see ``ModelCodec.decode``): top-level keys beyond
     observation/reward/done always go to ``extra``.
     """
-    if type(payload) is not dict and not isinstance(payload, Mapping):
-        raise _envelope_error("is not a JSON object", payload)
-    observation = payload.get("observation")
-    if type(observation) is not dict and not isinstance(observation, Mapping):
-        problem = (
-            "has no 'observation' key"
-            if "observation" not in payload
-            else f"has an 'observation' that is {type(observation).__name__}, not an object"
-        )
+    problem = envelope_problem(payload)
+    if problem is not None:
         raise _envelope_error(problem, payload)
+    observation = payload["observation"]
     done = payload.get("done", False)
-    if not isinstance(done, bool):
-        raise _envelope_error(f"has a non-boolean done ({type(done).__name__})", payload)
     reward = payload.get("reward")
-    if reward is not None and not isinstance(reward, bool | int | float):
-        raise _envelope_error(f"has a non-numeric reward ({type(reward).__name__})", payload)
     extra = {key: value for key, value in payload.items() if key not in ENVELOPE_KEYS}
     if observation.get(METADATA) is None and codec.declares(METADATA):
         # OpenEnv observations always carry a metadata dict, but openenv-core 0.1 strips it

@@ -24,6 +24,7 @@ from ...core.errors import (
     issues_from_wire,
 )
 from ...core.jsonbody import dumps_body, parse_json_object, request_role
+from ...core.result import envelope_problem
 from ...core.text import BODY_LIMIT, RECEIVED_LIMIT, redact_url, truncate
 from ..base import Limits, Op, is_loopback_url
 from ..errormap import translate
@@ -39,6 +40,9 @@ Action = tuple[int, Any]
 Flow = Generator[Action, Any, Any]
 
 _STEP_TIMEOUT_MARGIN_S = 5.0
+_CHECKED_AGAIN = "; a reset() starts a new episode, and its first step checks again"
+_NO_STATE = frozenset({404, 405, 501})
+"""Statuses of a GET /state that say the server has none (not that it failed once)."""
 _STEP_TIMEOUT_HINT = (
     "; the server may still complete this step, so the episode's state is now uncertain "
     "(call state() or reset())"
@@ -240,21 +244,39 @@ class HttpEngine(Limits):
         return ssl.create_default_context(cafile=cafile)
 
     def flow(self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None) -> Flow:
-        """One operation as I/O actions (see the module docstring); returns the reply."""
+        """One operation as I/O actions (see the module docstring); returns the reply.
+
+        Only a reply that is a result counts for continuity: one that fails (an error, a
+        timeout, a reply of the wrong shape) is that call's failure, and nothing is learnt
+        from it that could refuse a later call.
+        """
         self._check_open(op)
         self._check_continuity(op)
+        if op == "reset":  # the old episode ends here, whatever the reply
+            self._episode_steps = None
         reply, new_connection = yield from self._exchange(op, body, headers)
+        if op == "state" or envelope_problem(reply) is not None:
+            return reply  # no result to count (the caller's parse says what is wrong)
         if op == "reset":
-            self._episode_steps, self._lost = 0, None
-        elif op == "step" and self._episode_steps is not None:
+            self._episode_steps, self._lost, self._stateless = 0, None, None
+        elif self._episode_steps is not None:
             self._episode_steps += 1
             if new_connection or not self._stateful:
-                try:
-                    state: dict[str, Any] = (yield from self._exchange("state", {}, headers))[0]
-                except (ServerError, ProtocolError):  # no usable /state: cannot tell
-                    state = {}
-                self._verify(op, state, self._episode_steps)
+                yield from self._check_state(op, headers)
         return reply
+
+    def _check_state(self, op: Op, headers: Mapping[str, str] | None) -> Flow:
+        """GET /state after a step, and what its step count says (see ``_verify``)."""
+        assert self._episode_steps is not None
+        try:
+            state: dict[str, Any] = (yield from self._exchange("state", {}, headers))[0]
+        except ServerError as exc:
+            if exc.status not in _NO_STATE:  # a failed check decides nothing: try next time
+                return
+            state = {}  # this server has no /state: nothing to compare
+        except ProtocolError:  # a garbled state reply: the next step checks again
+            return
+        self._verify(op, state, self._episode_steps)
 
     def close_flow(self) -> Flow:
         """Close the connection, if one is open (``reconnect`` and ``close``)."""
@@ -341,9 +363,14 @@ class HttpEngine(Limits):
     # connection (a restart drops them all; step_count below this episode's: fresh env).
 
     def _check_continuity(self, op: Op) -> None:
-        """Refuse early: a stateless server for everything, a lost episode but for reset."""
-        if self._stateless is not None:
-            raise ProtocolError(f"{op} failed: {self._stateless}", received="", op=op)
+        """Refuse early, but for a reset: on a stateless server, or when the episode is lost.
+
+        Both verdicts end with the episode they were drawn in: a reset starts a new one,
+        whose first step checks again (one misjudged step never disables the client).
+        """
+        if self._stateless is not None and op != "reset":
+            message = f"{op} failed: {self._stateless}; nothing was sent{_CHECKED_AGAIN}"
+            raise ProtocolError(message, received="", op=op)
         if self._lost is not None and op != "reset":
             raise SessionLostError(
                 f"{op} failed: the server's environment was replaced earlier ({self._lost}), "
@@ -367,7 +394,8 @@ class HttpEngine(Limits):
                 "HTTP request, so results would not form an episode: use "
                 "transport='websocket' for this server"
             )
-            raise ProtocolError(f"{op} failed: {self._stateless}", received=received, op=op)
+            message = f"{op} failed: {self._stateless}{_CHECKED_AGAIN}"
+            raise ProtocolError(message, received=received, op=op)
         if count < steps:
             self._episode_steps = None
             self._lost = f"it reports step_count {count} after {steps} steps of this episode"

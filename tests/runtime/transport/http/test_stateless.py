@@ -22,11 +22,14 @@ def test_sync_http_step_on_openenv_0_10_is_refused(ws_url: str) -> None:
             env.step(CounterAction(message="a"))
         assert info.value.message.startswith("step failed: ")
         assert '"step_count": 0' in info.value.received
-        # nothing more is played against per-request environments
-        with pytest.raises(ProtocolError, match="transport='websocket'"):
-            env.reset()
-        with pytest.raises(ProtocolError, match="transport='websocket'"):
+        # nothing more is played against per-request environments: state() is refused until
+        # a reset, and the new episode's first step is checked (and refused) again
+        with pytest.raises(ProtocolError, match="transport='websocket'") as refused:
             env.state()
+        assert "nothing was sent" in refused.value.message
+        env.reset()
+        with pytest.raises(ProtocolError, match="transport='websocket'"):
+            env.step(CounterAction(message="b"))
 
 
 def test_async_http_step_on_openenv_0_10_is_refused(ws_url: str) -> None:
