@@ -183,3 +183,23 @@ def test_default_of_the_wrong_type_is_an_input_error(
 def test_defaults_of_a_declared_type_pass(tmp_path: Path, prop: dict[str, Any]) -> None:
     write_env(tmp_path, "my_env", observation={"type": "object", "properties": {"x": prop}})
     assert _generate(tmp_path).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("prop", "pointer"),
+    [
+        ({"type": "string", "description": "a\ud800b"}, "/properties/x/description"),
+        ({"enum": ["ok", "\udfff"]}, "/properties/x/enum/1"),
+        ({"type": "object", "properties": {"\udc80": {}}}, "/properties/x/properties/\udc80"),
+    ],
+)
+def test_an_escaped_lone_surrogate_is_an_input_error(
+    tmp_path: Path, prop: dict[str, Any], pointer: str
+) -> None:
+    """JSON may escape half a UTF-16 pair (`"\\ud800"`); no UTF-8 file can hold it."""
+    write_env(tmp_path, "my_env", action={"type": "object", "properties": {"x": prop}})
+    result = _generate(tmp_path)
+    _assert_clean(result, "action")
+    assert result.exit_code == 2, result.output
+    assert "lone surrogate" in result.output
+    assert pointer.encode("utf-8", "backslashreplace").decode() in result.output
