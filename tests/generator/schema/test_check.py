@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from generator.cli import main
 from generator.errors import SchemaError
 from generator.schema.check import check_role_root
-from tests.helpers import write_env
+from tests.helpers import ODD_CHARS, write_env
 
 ROLES = ("action", "observation", "state")
 
@@ -56,11 +56,10 @@ def test_role_root_check_rejects_non_schemas(doc: Any) -> None:
     assert info.value.pointer == ""
 
 
+TEXT = st.text(st.sampled_from(ODD_CHARS) | st.characters(blacklist_categories=("Cs",)), max_size=3)
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.text(max_size=3),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
-    ),
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
     max_leaves=8,
 )
 KEYWORDS = [
@@ -110,8 +109,12 @@ def test_any_json_in_any_schema_file_is_handled(role: str, doc: Any) -> None:
 
 NAMES = st.sampled_from(
     ["MyEnv", "AsyncMyEnv", "MyEnvAction", "MyEnvState", "EnvgenBundleRoot", "RUNTIME_API",
-     "class", "Model", "Field", "EnvModel", "x", "Any", "list", "None", "1a", "a b", "_p"]
+     "class", "Model", "Field", "EnvModel", "x", "Any", "list", "None", "1a", "a b", "_p",
+     "ℌ", "H", "ﬁ", "int", "Annotated", "Literal", "BaseModel", "x\u2028y", "é", "e\u0301",
+     "中文", "😀", "model_dump"]
 )  # fmt: skip
+"""Names for the checks; tests/generator/codegen/test_odd_schema_packages.py also imports,
+type-checks and round-trips the packages that odd names and text give."""
 
 
 def _named(args: tuple[str, str, str]) -> dict[str, Any]:
