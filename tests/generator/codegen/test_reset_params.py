@@ -167,6 +167,22 @@ def test_signature_reads_the_generated_model() -> None:
     assert sig.typing_imports == ["Any"]
 
 
+def test_builtins_the_models_import_under_another_name_keep_their_type() -> None:
+    """A field named `int` makes the models import `int as int_aliased`; reset() says int."""
+    source = (
+        "from builtins import int as int_aliased\n"
+        "from typing import Literal as Literal_aliased\n"
+        "class P(EnvModel):\n"
+        "    int: int_aliased | None = None\n"
+        "    Literal: Literal_aliased['a', 'b'] = 'a'\n"
+        "    size: list[int_aliased] | None = None\n"
+    )
+    by_name = {p.name: p for p in reset_signature(source, "P", {}).params}
+    assert by_name["int"].annotation == "int | None"
+    assert by_name["Literal"].annotation == "Literal['a', 'b']"
+    assert by_name["size"].annotation == "list[int] | None"
+
+
 def test_committed_client_validates_and_sends_only_what_differs() -> None:
     assert _reset_params({"size": 5, "difficulty": "easy"}) == {}
     assert _reset_params({"size": 7, "difficulty": "easy"}) == {"size": 7}
