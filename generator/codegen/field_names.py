@@ -44,15 +44,7 @@ def fix_field_names(source: str) -> str:
             for stmt in cls.body
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
         ]
-        kept: set[str] = set()
-        renamed = []
-        for stmt, target, written in fields:
-            clash = target.id in used or target.id in kept or target.id.startswith(_PROTECTED)
-            if written != target.id or clash:
-                renamed.append((stmt, target, written))
-            else:
-                kept.add(target.id)
-        taken = used | kept
+        renamed, taken = _misread(fields, used)
         for stmt, target, written in renamed:
             name = _unique(target.id, taken)
             taken.add(name)
@@ -66,6 +58,23 @@ def fix_field_names(source: str) -> str:
     fixed = text.replace(edits)
     needed = [line for line in (annotated_import, field_import) if line is not None]
     return _add_imports(fixed, needed) if needed else fixed
+
+
+_Field = tuple[ast.AnnAssign, ast.Name, str]  # the statement, its target, the name as written
+
+
+def _misread(fields: list[_Field], used: set[str]) -> tuple[list[_Field], set[str]]:
+    """The fields of one class that need a new name, and the names the others keep (with
+    `used`: what a new name must avoid). The first of two same-named fields keeps its name."""
+    kept: set[str] = set()
+    renamed: list[_Field] = []
+    for stmt, target, written in fields:
+        clash = target.id in used or target.id in kept or target.id.startswith(_PROTECTED)
+        if written != target.id or clash:
+            renamed.append((stmt, target, written))
+        else:
+            kept.add(target.id)
+    return renamed, used | kept
 
 
 def _unique(folded: str, taken: set[str]) -> str:
