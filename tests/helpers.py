@@ -11,6 +11,13 @@ from generator.codegen.cache import CACHE_FILE
 REPO = Path(__file__).resolve().parent.parent
 
 OBJECT = {"type": "object", "properties": {"x": {"type": "integer"}}}
+ODD_CHARS = (
+    "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\r\n\t\x00\x1b\x7f"
+    "\"'\\{}%#é€😀中文\u0301\U00010348\ufeff\u200b"
+)
+"""Characters that end a line for str.splitlines() but not for Python, control characters,
+quotes and escapes, 2-, 3- and 4-byte UTF-8, a lone combining mark, emoji, CJK: for text
+that property tests put into schemas."""
 
 
 def manifest(name: str, **extra: str) -> str:

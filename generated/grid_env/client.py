@@ -111,8 +111,12 @@ class GridEnv(EnvClient[GridAction, GridObservation, GridState]):
         - size (default 5): Rows (and columns) of the square grid.
         - difficulty (default \"easy\"): easy: 3 walls; hard: a wall on every fourth cell.
         """
-        params = _reset_params({"size": size, "difficulty": difficulty})
-        return super().reset(seed, episode_id, headers=headers, **params)
+        return super().reset(
+            seed,
+            episode_id,
+            headers=headers,
+            **_reset_params({"size": size, "difficulty": difficulty}),
+        )
 
 
 class AsyncGridEnv(AsyncEnvClient[GridAction, GridObservation, GridState]):
@@ -149,8 +153,12 @@ class AsyncGridEnv(AsyncEnvClient[GridAction, GridObservation, GridState]):
         - size (default 5): Rows (and columns) of the square grid.
         - difficulty (default \"easy\"): easy: 3 walls; hard: a wall on every fourth cell.
         """
-        params = _reset_params({"size": size, "difficulty": difficulty})
-        return await super().reset(seed, episode_id, headers=headers, **params)
+        return await super().reset(
+            seed,
+            episode_id,
+            headers=headers,
+            **_reset_params({"size": size, "difficulty": difficulty}),
+        )
 
 
 class GridEnvPool(EnvPool[GridAction, GridObservation, GridState]):
@@ -174,8 +182,9 @@ class GridEnvPool(EnvPool[GridAction, GridObservation, GridState]):
         - size (default 5): Rows (and columns) of the square grid.
         - difficulty (default \"easy\"): easy: 3 walls; hard: a wall on every fourth cell.
         """
-        params = _reset_params({"size": size, "difficulty": difficulty})
-        return super().reset(seeds, slots=slots, **params)
+        return super().reset(
+            seeds, slots=slots, **_reset_params({"size": size, "difficulty": difficulty})
+        )
 
 
 class AsyncGridEnvPool(AsyncEnvPool[GridAction, GridObservation, GridState]):
@@ -199,5 +208,6 @@ class AsyncGridEnvPool(AsyncEnvPool[GridAction, GridObservation, GridState]):
         - size (default 5): Rows (and columns) of the square grid.
         - difficulty (default \"easy\"): easy: 3 walls; hard: a wall on every fourth cell.
         """
-        params = _reset_params({"size": size, "difficulty": difficulty})
-        return await super().reset(seeds, slots=slots, **params)
+        return await super().reset(
+            seeds, slots=slots, **_reset_params({"size": size, "difficulty": difficulty})
+        )

@@ -12,7 +12,8 @@ import ast
 import copy
 from typing import Any
 
-from generator.codegen.field_names import fix_folded_names
+from generator.codegen.field_names import fix_field_names
+from generator.codegen.source_text import SourceText
 from generator.codegen.tuple_defaults import fix_tuple_defaults
 from generator.errors import GenerationError
 
@@ -26,7 +27,7 @@ def generate_module(
     """The source of one model module for ``document`` (a bundle), which must define
     ``expected``: generated, its root cut, its names and tuple defaults mended."""
     source = run_generator(document, model_type, header, **extra)
-    source = fix_folded_names(fix_tuple_defaults(_cut_root(source)))
+    source = fix_field_names(fix_tuple_defaults(_cut_root(source)))
     _check_defines(source, expected)
     return source
 
@@ -106,14 +107,14 @@ def warm_up() -> None:
 def _cut_root(source: str) -> str:
     """Remove the placeholder class (or alias) the generator made for the bundle's root."""
     tree = _parse(source)
-    lines = source.splitlines(keepends=True)
     for node in tree.body:
         if _defines(node) == ROOT_NAME:
-            start = node.lineno - 1
+            first = node.lineno
             if isinstance(node, ast.ClassDef) and node.decorator_list:
-                start = node.decorator_list[0].lineno - 1
-            end = node.end_lineno or node.lineno
-            return "".join(lines[:start] + lines[end:])
+                first = node.decorator_list[0].lineno
+            text = SourceText(source)
+            start, end = text.line_start(first), text.line_start((node.end_lineno or first) + 1)
+            return text.replace([(start, end, "")])
     return source
 
 

@@ -47,8 +47,10 @@ class ResetSignature:
 
 def reset_signature(models_source: str, model: str, schema: dict[str, Any]) -> ResetSignature:
     """Read the fields of class `model` in `models_source` into `reset()` arguments."""
-    cls = _find_class(ast.parse(models_source), model)
-    known = _top_level_names(ast.parse(models_source))
+    tree = ast.parse(models_source)
+    cls = _find_class(tree, model)
+    known = _top_level_names(tree)
+    renamed = _import_aliases(tree)
     props = schema.get("properties", {}) if isinstance(schema, dict) else {}
     params: list[ResetParam] = []
     model_imports: set[str] = set()
@@ -60,6 +62,7 @@ def reset_signature(models_source: str, model: str, schema: dict[str, Any]) -> R
         if name == "model_config":
             continue
         annotation, alias = _strip_annotated(node.annotation)
+        annotation = _unalias(annotation, renamed)
         wire = alias or name
         names = {n.id for n in ast.walk(annotation) if isinstance(n, ast.Name)}
         unknown = names - _BUILTINS - set(TYPING_NAMES) - known
@@ -136,6 +139,29 @@ def _strip_annotated(node: ast.expr) -> tuple[ast.expr, str | None]:
     if not isinstance(stripped, ast.expr):
         raise GenerationError("reset parameter type did not parse back")
     return stripped, alias
+
+
+def _import_aliases(tree: ast.Module) -> dict[str, str]:
+    """Builtins and `typing` names models.py imports under another name, by that name.
+
+    datamodel-code-generator writes `from builtins import int as int_aliased` where a field
+    is named `int`; client.py, whose reset() arguments shadow nothing, uses `int` itself.
+    """
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module in ("builtins", "typing"):
+            for alias in node.names:
+                usable = _BUILTINS if node.module == "builtins" else set(TYPING_NAMES)
+                if alias.asname and alias.name in usable:
+                    found[alias.asname] = alias.name
+    return found
+
+
+def _unalias(annotation: ast.expr, renamed: dict[str, str]) -> ast.expr:
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name) and node.id in renamed:
+            node.id = renamed[node.id]
+    return annotation
 
 
 def _is_annotated(node: ast.expr) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from generator.codegen.source_text import SourceText
+
 _SEQUENCES = {"list", "List", "Sequence", "MutableSequence"}
 _MAPPINGS = {"dict", "Dict", "Mapping", "MutableMapping"}
 
@@ -44,17 +46,8 @@ def fix_tuple_defaults(source: str) -> str:
                     edits.extend(_default_edits(stmt.value, shape))
     if not edits:
         return source
-    lines = source.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line.encode()))
-    data = source.encode()
-    # Replace from the end so earlier offsets stay valid.
-    for old, new in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
-        start = offsets[old.lineno - 1] + old.col_offset
-        end = offsets[(old.end_lineno or old.lineno) - 1] + (old.end_col_offset or 0)
-        data = data[:start] + ast.unparse(new).encode() + data[end:]
-    return data.decode()
+    text = SourceText(source)
+    return text.replace((*text.span(old), ast.unparse(new)) for old, new in edits)
 
 
 def _default_edits(value: ast.expr, shape: _Shape) -> list[tuple[ast.expr, ast.expr]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import keyword
+import re
 from typing import TYPE_CHECKING, Any
 
 from generator.errors import SchemaError
@@ -18,6 +19,7 @@ _SHAPE_KEYWORDS = {"properties", "oneOf", "anyOf", "allOf", "$ref", "required"}
 # Keywords whose value maps names to subschemas, and keywords whose value is plain data.
 _NAMED_SCHEMAS = {"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"}
 _DATA = {"enum", "const", "default", "examples"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # Keywords outside JSON Schema that the model generator reads: the meta-schema lets any
 # value through, so their shape is checked here (OpenAPI's discriminator object).
 _EXTENSIONS: dict[str, dict[str, Any]] = {
@@ -32,6 +34,34 @@ _EXTENSIONS: dict[str, dict[str, Any]] = {
 }
 
 
+def check_text(doc: Any, display: str) -> None:
+    """Every string (keys too) is Unicode text: JSON can escape half a UTF-16 pair
+    (`"\\ud800"`), which no UTF-8 file, generated module or terminal can hold."""
+    stack: list[tuple[Any, list[str | int]]] = [(doc, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, str):
+            _check_string(node, path, display)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                _check_string(key, [*path, key], display)
+                stack.append((value, [*path, key]))
+        elif isinstance(node, list):
+            stack.extend((value, [*path, index]) for index, value in enumerate(node))
+
+
+def _check_string(text: str, path: list[str | int], display: str) -> None:
+    found = _SURROGATE.search(text)
+    if found:
+        raise SchemaError(
+            f"holds an escaped lone surrogate (\\u{ord(found.group()):04x}), which is not "
+            "Unicode text",
+            file=display,
+            pointer=json_pointer(path).encode("utf-8", "backslashreplace").decode(),
+            hint="write the character itself, or both halves of its surrogate pair",
+        )
+
+
 def json_pointer(parts: Any) -> str:
     """Render path parts as an RFC 6901 JSON pointer."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
@@ -39,6 +69,7 @@ def json_pointer(parts: Any) -> str:
 
 def check_meta_schema(doc: Any, display: str) -> None:
     """Raise SchemaError (file, pointer, what is wrong) if `doc` is not a valid schema."""
+    check_text(doc, display)
     if not isinstance(doc, dict | bool):
         raise SchemaError(
             f"a schema must be a JSON object or boolean, not {_json_type(doc)}",
@@ -139,8 +170,9 @@ def check_role_root(doc: Any, display: str, role: str) -> None:
         )
 
 
-RESET_RESERVED = ("seed", "episode_id", "headers", "self")
-"""Names `reset()` already takes (or binds): a reset parameter cannot have them."""
+RESET_RESERVED = ("seed", "episode_id", "headers", "self", "seeds", "slots", "super")
+"""Names the generated `reset()` methods already take (the client's and the pool's) or call
+(`super`): a reset parameter cannot have them."""
 
 
 def check_reset_params(doc: Any, display: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from envgen_runtime import ModelCodec
 
-from generator.codegen.field_names import fix_folded_names
+from generator.codegen.field_names import fix_field_names
 from generator.codegen.models import generate_models
 from generator.schema.loader import Layout, load_env
 from tests.helpers import write_env
@@ -50,4 +50,60 @@ def test_folded_names_keep_their_field_and_wire_name(tmp_path: Path, model_type:
 
 def test_plain_names_are_left_alone() -> None:
     source = "class M:\n    fi: int = 1\n    x_y: str\n"
-    assert fix_folded_names(source) == source
+    assert fix_field_names(source) == source
+
+
+SEPARATORS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+@pytest.mark.parametrize("sep", list(SEPARATORS))
+def test_folded_name_after_a_description_splitlines_would_break(tmp_path: Path, sep: str) -> None:
+    """`ast` lines end only at \\n, \\r\\n and \\r: other breaks in a docstring move no field."""
+    schema = {
+        "type": "object",
+        "description": f"desc a{sep}b",
+        "properties": {
+            "ﬁeld": {"type": "integer", "description": f"€{sep}😀 中"},
+            "ℌ": {"type": "string"},
+            "e": {"type": "string", "default": f"é{sep}́"},
+        },
+    }
+    write_env(tmp_path, "demo", observation=schema, action=schema)
+    source = generate_models(load_env(Layout.at(tmp_path), "demo"), "# header")
+    ns = _module(source)
+    wire = {"ﬁeld": 1, "ℌ": "h", "e": f"é{sep}́"}
+    for role in ("DemoAction", "DemoObservation"):
+        codec = ModelCodec(ns[role], "action")
+        assert codec.encode(codec.decode(wire, strict=True)) == wire
+
+
+# Names the generated modules' annotations use, builtins among them, and NFKC twins.
+COLLIDING = [
+    "int", "str", "float", "bool", "list", "dict", "None", "Any", "Field", "Annotated",
+    "Literal", "BaseModel", "ConfigDict", "RootModel", "EnvModel", "Field_aliased",
+    "Annotated_aliased", "ℌ", "H", "H_", "ﬁ", "fi", "fi_", "int_", "Item",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("model_type", ["pydantic", "dataclasses"])
+def test_names_colliding_with_the_modules_own_names_keep_their_field(
+    tmp_path: Path, model_type: str
+) -> None:
+    kinds = [{"type": "integer"}, {"type": "string"}, {"type": "number"}, {"type": "boolean"}]
+    props: dict[str, object] = {n: kinds[i % 4] for i, n in enumerate(COLLIDING)}
+    props["tags"] = {"type": "array", "items": {"type": "integer"}}
+    props["meta"] = {"type": "object", "additionalProperties": {"type": "string"}}
+    props["mode"] = {"enum": ["a", "b"]}
+    props["item"] = {"$ref": "#/$defs/Item"}
+    props["any"] = {}
+    item = {"type": "object", "properties": {"int": {"type": "integer"}}}
+    schema = {"type": "object", "properties": props, "$defs": {"Item": item}}
+    toml = f'name = "demo"\nversion = "1.0.0"\nmodel_type = "{model_type}"\n'
+    write_env(tmp_path, "demo", observation=schema, action=schema, state=schema, toml=toml)
+    source = generate_models(load_env(Layout.at(tmp_path), "demo"), "# header")
+    ns = _module(source)
+    wire: dict[str, object] = {n: [1, "s", 1.5, True][i % 4] for i, n in enumerate(COLLIDING)}
+    wire.update(tags=[1], meta={"k": "v"}, mode="b", item={"int": 2}, any=[None])
+    for role in ("DemoAction", "DemoObservation", "DemoState"):
+        codec = ModelCodec(ns[role], "action")
+        assert codec.encode(codec.decode(wire, strict=True)) == wire

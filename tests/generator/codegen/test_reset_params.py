@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,7 @@ from generated.grid_env.client import _reset_params
 from generator.cli import main
 from generator.codegen.reset_params import reset_signature
 from generator.schema.loader import Layout, load_env
-from tests.helpers import write_env
+from tests.helpers import REPO, write_env
 
 PARAMS = {
     "type": "object",
@@ -64,6 +67,9 @@ def test_reset_schema_is_loaded_as_a_fourth_model(tmp_path: Path) -> None:
         ("seed", "clashes with reset()"),
         ("episode_id", "clashes with reset()"),
         ("headers", "clashes with reset()"),
+        ("seeds", "clashes with reset()"),  # the pool's reset() takes it
+        ("slots", "clashes with reset()"),
+        ("super", "clashes with reset()"),  # reset() calls super()
         ("class", "Python keyword"),
         ("match", "Python keyword"),
         ("my-size", "not a Python identifier"),
@@ -116,6 +122,28 @@ def test_generated_client_has_typed_keyword_arguments(tmp_path: Path) -> None:
     assert "- size (default 4): Board size." in client
 
 
+def test_parameters_named_like_reset_locals_or_types_pass_mypy(tmp_path: Path) -> None:
+    """`reset()` binds no local a parameter could be (`params` once was one)."""
+    props = {name: {"type": "string"} for name in ("params", "Mapping", "StepResult", "Any")}
+    result = _generate(_project(tmp_path, {"type": "object", "properties": props}))
+    assert result.exit_code == 0, result.output
+    config = [
+        "--config-file",
+        str(REPO / "pyproject.toml"),
+        "--cache-dir",
+        str(REPO / ".mypy_cache"),
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", *config, "generated/my_env"],
+        cwd=tmp_path,
+        env={**os.environ, "MYPYPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout
+
+
 def test_signature_reads_the_generated_model() -> None:
     source = (
         "class P(EnvModel):\n"
@@ -137,6 +165,22 @@ def test_signature_reads_the_generated_model() -> None:
     assert by_name["tags"].default == "None"
     assert sig.model_imports == ["Kind"]
     assert sig.typing_imports == ["Any"]
+
+
+def test_builtins_the_models_import_under_another_name_keep_their_type() -> None:
+    """A field named `int` makes the models import `int as int_aliased`; reset() says int."""
+    source = (
+        "from builtins import int as int_aliased\n"
+        "from typing import Literal as Literal_aliased\n"
+        "class P(EnvModel):\n"
+        "    int: int_aliased | None = None\n"
+        "    Literal: Literal_aliased['a', 'b'] = 'a'\n"
+        "    size: list[int_aliased] | None = None\n"
+    )
+    by_name = {p.name: p for p in reset_signature(source, "P", {}).params}
+    assert by_name["int"].annotation == "int | None"
+    assert by_name["Literal"].annotation == "Literal['a', 'b']"
+    assert by_name["size"].annotation == "list[int] | None"
 
 
 def test_committed_client_validates_and_sends_only_what_differs() -> None:

@@ -93,3 +93,9 @@ def test_generated_tuple_defaults_pass_mypy_strict(tmp_path: Path, model_type: s
     made = action_cls()  # type: ignore[operator]
     assert made.location == (0.0, 0.0, 0.0)
     assert made.pose == ((0.0, 0.0, 0.0), "up")
+
+
+@pytest.mark.parametrize("sep", ["\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029"])
+def test_a_tuple_default_after_text_with_a_non_line_end_is_rewritten(sep: str) -> None:
+    source = f'class M:\n    """€{sep}b"""\n\n    a: tuple[int, int] = [1, 2]\n'
+    assert fix_tuple_defaults(source).endswith("a: tuple[int, int] = (1, 2)\n")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from generator.cli import main
 from generator.errors import SchemaError
 from generator.schema.check import check_role_root
-from tests.helpers import write_env
+from tests.helpers import ODD_CHARS, write_env
 
 ROLES = ("action", "observation", "state")
 
@@ -56,11 +56,10 @@ def test_role_root_check_rejects_non_schemas(doc: Any) -> None:
     assert info.value.pointer == ""
 
 
+TEXT = st.text(st.sampled_from(ODD_CHARS) | st.characters(blacklist_categories=("Cs",)), max_size=3)
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.text(max_size=3),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
-    ),
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
     max_leaves=8,
 )
 KEYWORDS = [
@@ -110,8 +109,12 @@ def test_any_json_in_any_schema_file_is_handled(role: str, doc: Any) -> None:
 
 NAMES = st.sampled_from(
     ["MyEnv", "AsyncMyEnv", "MyEnvAction", "MyEnvState", "EnvgenBundleRoot", "RUNTIME_API",
-     "class", "Model", "Field", "EnvModel", "x", "Any", "list", "None", "1a", "a b", "_p"]
+     "class", "Model", "Field", "EnvModel", "x", "Any", "list", "None", "1a", "a b", "_p",
+     "ℌ", "H", "ﬁ", "int", "Annotated", "Literal", "BaseModel", "x\u2028y", "é", "e\u0301",
+     "中文", "😀", "model_dump"]
 )  # fmt: skip
+"""Names for the checks; tests/generator/codegen/test_odd_schema_packages.py also imports,
+type-checks and round-trips the packages that odd names and text give."""
 
 
 def _named(args: tuple[str, str, str]) -> dict[str, Any]:
@@ -183,3 +186,23 @@ def test_default_of_the_wrong_type_is_an_input_error(
 def test_defaults_of_a_declared_type_pass(tmp_path: Path, prop: dict[str, Any]) -> None:
     write_env(tmp_path, "my_env", observation={"type": "object", "properties": {"x": prop}})
     assert _generate(tmp_path).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("prop", "pointer"),
+    [
+        ({"type": "string", "description": "a\ud800b"}, "/properties/x/description"),
+        ({"enum": ["ok", "\udfff"]}, "/properties/x/enum/1"),
+        ({"type": "object", "properties": {"\udc80": {}}}, "/properties/x/properties/\udc80"),
+    ],
+)
+def test_an_escaped_lone_surrogate_is_an_input_error(
+    tmp_path: Path, prop: dict[str, Any], pointer: str
+) -> None:
+    """JSON may escape half a UTF-16 pair (`"\\ud800"`); no UTF-8 file can hold it."""
+    write_env(tmp_path, "my_env", action={"type": "object", "properties": {"x": prop}})
+    result = _generate(tmp_path)
+    _assert_clean(result, "action")
+    assert result.exit_code == 2, result.output
+    assert "lone surrogate" in result.output
+    assert pointer.encode("utf-8", "backslashreplace").decode() in result.output

@@ -108,8 +108,9 @@ class DataclassEnv(EnvClient[DataclassAction, DataclassObservation, DataclassSta
         - speed (default 1.0): Joint speed limit.
         - target (optional)
         """
-        params = _reset_params({"speed": speed, "target": target})
-        return super().reset(seed, episode_id, headers=headers, **params)
+        return super().reset(
+            seed, episode_id, headers=headers, **_reset_params({"speed": speed, "target": target})
+        )
 
 
 class AsyncDataclassEnv(AsyncEnvClient[DataclassAction, DataclassObservation, DataclassState]):
@@ -146,8 +147,9 @@ class AsyncDataclassEnv(AsyncEnvClient[DataclassAction, DataclassObservation, Da
         - speed (default 1.0): Joint speed limit.
         - target (optional)
         """
-        params = _reset_params({"speed": speed, "target": target})
-        return await super().reset(seed, episode_id, headers=headers, **params)
+        return await super().reset(
+            seed, episode_id, headers=headers, **_reset_params({"speed": speed, "target": target})
+        )
 
 
 class DataclassEnvPool(EnvPool[DataclassAction, DataclassObservation, DataclassState]):
@@ -171,8 +173,9 @@ class DataclassEnvPool(EnvPool[DataclassAction, DataclassObservation, DataclassS
         - speed (default 1.0): Joint speed limit.
         - target (optional)
         """
-        params = _reset_params({"speed": speed, "target": target})
-        return super().reset(seeds, slots=slots, **params)
+        return super().reset(
+            seeds, slots=slots, **_reset_params({"speed": speed, "target": target})
+        )
 
 
 class AsyncDataclassEnvPool(AsyncEnvPool[DataclassAction, DataclassObservation, DataclassState]):
@@ -196,5 +199,6 @@ class AsyncDataclassEnvPool(AsyncEnvPool[DataclassAction, DataclassObservation, 
         - speed (default 1.0): Joint speed limit.
         - target (optional)
         """
-        params = _reset_params({"speed": speed, "target": target})
-        return await super().reset(seeds, slots=slots, **params)
+        return await super().reset(
+            seeds, slots=slots, **_reset_params({"speed": speed, "target": target})
+        )

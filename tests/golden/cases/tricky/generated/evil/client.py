@@ -106,8 +106,12 @@ class EvilEnv(EnvClient[EvilAction, EvilObservation, EvilState]):
         - note (default \"\\\"\\\"\\\"; import os; os.system('touch /tmp/envgen-pwned')#\")
         - tags (default [\"x\"]): </code> | <script>alert(1)</script> --> <!--
         """
-        params = _reset_params({"level": level, "mode": mode, "note": note, "tags": tags})
-        return super().reset(seed, episode_id, headers=headers, **params)
+        return super().reset(
+            seed,
+            episode_id,
+            headers=headers,
+            **_reset_params({"level": level, "mode": mode, "note": note, "tags": tags}),
+        )
 
 
 class AsyncEvilEnv(AsyncEnvClient[EvilAction, EvilObservation, EvilState]):
@@ -148,8 +152,12 @@ class AsyncEvilEnv(AsyncEnvClient[EvilAction, EvilObservation, EvilState]):
         - note (default \"\\\"\\\"\\\"; import os; os.system('touch /tmp/envgen-pwned')#\")
         - tags (default [\"x\"]): </code> | <script>alert(1)</script> --> <!--
         """
-        params = _reset_params({"level": level, "mode": mode, "note": note, "tags": tags})
-        return await super().reset(seed, episode_id, headers=headers, **params)
+        return await super().reset(
+            seed,
+            episode_id,
+            headers=headers,
+            **_reset_params({"level": level, "mode": mode, "note": note, "tags": tags}),
+        )
 
 
 class EvilEnvPool(EnvPool[EvilAction, EvilObservation, EvilState]):
@@ -177,8 +185,11 @@ class EvilEnvPool(EnvPool[EvilAction, EvilObservation, EvilState]):
         - note (default \"\\\"\\\"\\\"; import os; os.system('touch /tmp/envgen-pwned')#\")
         - tags (default [\"x\"]): </code> | <script>alert(1)</script> --> <!--
         """
-        params = _reset_params({"level": level, "mode": mode, "note": note, "tags": tags})
-        return super().reset(seeds, slots=slots, **params)
+        return super().reset(
+            seeds,
+            slots=slots,
+            **_reset_params({"level": level, "mode": mode, "note": note, "tags": tags}),
+        )
 
 
 class AsyncEvilEnvPool(AsyncEnvPool[EvilAction, EvilObservation, EvilState]):
@@ -206,5 +217,8 @@ class AsyncEvilEnvPool(AsyncEnvPool[EvilAction, EvilObservation, EvilState]):
         - note (default \"\\\"\\\"\\\"; import os; os.system('touch /tmp/envgen-pwned')#\")
         - tags (default [\"x\"]): </code> | <script>alert(1)</script> --> <!--
         """
-        params = _reset_params({"level": level, "mode": mode, "note": note, "tags": tags})
-        return await super().reset(seeds, slots=slots, **params)
+        return await super().reset(
+            seeds,
+            slots=slots,
+            **_reset_params({"level": level, "mode": mode, "note": note, "tags": tags}),
+        )
