@@ -432,7 +432,7 @@ def test_default_include_is_the_server_package_and_the_generated_client() -> Non
 def test_the_runtime_package_goes_in_at_the_app_root() -> None:
     """Generated server modules import envgen_runtime.server, which no registry serves."""
     names = [name for _, name in runtime_files()]
-    assert "envgen_runtime/__init__.py" in names and "envgen_runtime/server.py" in names
+    assert "envgen_runtime/__init__.py" in names and "envgen_runtime/server/__init__.py" in names
     assert "envgen_runtime/py.typed" in names
     assert not any("__pycache__" in name for name in names)
     assert names == sorted(names)
