@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypedDict, TypeVar, cast
 
 from ..client.aio import AsyncEnvClient
@@ -76,6 +77,11 @@ def _is_capacity(exc: BaseException) -> bool:
     return isinstance(exc, ServerError) and exc.code == "CAPACITY_REACHED"
 
 
+def _dropped(result: SlotResult[Any]) -> bool:
+    """Whether a step's result is not the server's answer to the slot's action."""
+    return result.reset or isinstance(result.error, (SlotLostError, ProviderError))
+
+
 def _seeds(seeds: int | Sequence[int | None] | None, count: int) -> list[int | None]:
     if seeds is None:
         return [None] * count
@@ -97,7 +103,11 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
     cluster) or a callable returning a new unstarted ``Provider``; ``provider_options`` go
     to the provider's constructor for the named kinds. ``sessions_per_server`` should match
     the server's ``max_concurrent_envs`` (1 for stateful HTTP servers). ``auto_reset``
-    resets a slot on the step after its episode ended. ``client_options`` go to every
+    resets a slot on the step after its episode ended, instead of sending that step's
+    action (``action_dropped``). Every reset the pool makes on its own (auto-reset, lost
+    slot) is seeded: the k-th since the slot's ``reset(seeds=...)`` gave it seed ``s`` uses
+    ``s + k * size`` and that reset's keyword arguments (unseeded when ``s`` was None), so
+    the same seeds replay the same episodes. ``client_options`` go to every
     slot's client. Generated packages subclass it as ``Async<Name>Pool`` with ``CLIENT``
     set; otherwise pass ``client=``. The first ``reset`` starts it if ``start()`` did not.
     """
@@ -245,8 +255,9 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         """
         await self.start()
         chosen = [self._slot(i) for i in (range(self._size) if slots is None else slots)]
-        seeded = zip(chosen, _seeds(seeds, len(chosen)), strict=True)
-        return await self._settle([self._reset_slot(slot, seed, kwargs) for slot, seed in seeded])
+        for slot, seed in zip(chosen, _seeds(seeds, len(chosen)), strict=True):
+            slot.seed, slot.reset_kwargs, slot.resets = seed, dict(kwargs), 0
+        return await self._settle([self._reset_slot(slot) for slot in chosen])
 
     async def step(self, actions: Sequence[ActT]) -> list[SlotResult[ObsT]]:
         """Step every slot with its action, all at once; one result per slot, in order."""
@@ -254,7 +265,8 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         if len(actions) != self._size:
             raise ValueError(f"step needs {self._size} actions (one per slot), got {len(actions)}")
         paired = zip(self._slots, actions, strict=True)
-        return await self._settle([self._step_slot(slot, action) for slot, action in paired])
+        results = await self._settle([self._step_slot(slot, action) for slot, action in paired])
+        return [replace(r, action_dropped=True) if _dropped(r) else r for r in results]
 
     def _slot(self, index: int) -> Slot:
         if not 0 <= index < self._size:
@@ -281,16 +293,16 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         self._spawn(self._replace(None, [slot]))
         return error_result(slot, error)
 
-    async def _reset_slot(
-        self, slot: Slot, seed: int | None, kwargs: Mapping[str, Any]
-    ) -> SlotResult[ObsT] | Failure:
+    async def _reset_slot(self, slot: Slot) -> SlotResult[ObsT] | Failure:
+        """Reset ``slot`` with its ``reset()`` seed, plus ``resets * size`` on the pool's own."""
         moves = 0
+        seed = None if slot.seed is None else slot.seed + slot.resets * self._size
         while True:
             server, client = slot.server, slot.client
             if server is None or server.lost or client is None:
                 return self._waiting(slot)
             try:
-                result = await client.reset(seed=seed, **kwargs)
+                result = await client.reset(seed=seed, **slot.reset_kwargs)
             except EnvgenRuntimeError as exc:
                 if not _is_capacity(exc) or moves == _MAX_MOVES:
                     return self._failure(slot, server, exc)
@@ -303,7 +315,8 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
 
     async def _step_slot(self, slot: Slot, action: ActT) -> SlotResult[ObsT] | Failure:
         if slot.needs_reset or (self._auto_reset and slot.done):
-            return await self._reset_slot(slot, None, {})
+            slot.resets += 1
+            return await self._reset_slot(slot)
         server, client = slot.server, slot.client
         if server is None or server.lost or client is None:
             return self._waiting(slot)
@@ -313,7 +326,8 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
             if not _is_capacity(exc):
                 return self._failure(slot, server, exc)
             # A step on a fresh session: the slot needs a reset anyway.
-            return await self._move(slot, server) or await self._reset_slot(slot, None, {})
+            slot.resets += 1
+            return await self._move(slot, server) or await self._reset_slot(slot)
         return self._result(slot, result, reset=False)
 
     def _failure(

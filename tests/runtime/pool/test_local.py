@@ -194,3 +194,37 @@ def test_a_server_that_cannot_start_for_a_moved_slot_is_that_slots_error() -> No
         assert second[0].ok and second[0].observation is not None
         assert second[1].ok and second[1].reset
         assert len({slot.base_url for slot in pool.slots}) == 2
+
+
+def _auto_reset_run(seed: int) -> list[tuple[int, str, bool, bool]]:
+    """(slot, observation, reset, action_dropped) of every result that began an episode."""
+    turn = TurnAction(type="turn", rotation="left")
+    starts = []
+    with GridEnvPool(2, sessions_per_server=2, auto_reset=True) as pool:
+        _pids(pool)
+        for result in pool.reset(seeds=seed):
+            assert not result.action_dropped  # a reset is given no action
+            starts.append((result.slot, repr(result.observation), result.reset, False))
+        while len(starts) < 8:
+            for result in pool.step([turn, turn]):
+                assert result.ok, result.error
+                assert result.action_dropped == result.reset  # only an auto-reset drops it
+                if result.reset:
+                    starts.append(
+                        (result.slot, repr(result.observation), True, result.action_dropped)
+                    )
+    return starts
+
+
+def test_auto_reset_episodes_are_seeded_by_the_documented_rule_and_reproducible() -> None:
+    # Rule: the k-th auto-reset of slot i after reset(seeds=s) uses seed s_i + k * size.
+    first = _auto_reset_run(10)
+    assert first == _auto_reset_run(10)  # the same seeds give the same episodes, run after run
+    assert all(dropped for *_, dropped in first[2:])
+    with GridEnv.from_local_process() as single:
+        expected = {seed: repr(single.reset(seed=seed).observation) for seed in range(10, 18)}
+    counts = [0, 0]
+    for slot, observation, _, _ in first:
+        seed = 10 + slot + counts[slot] * 2
+        counts[slot] += 1
+        assert observation == expected[seed], (slot, seed)
