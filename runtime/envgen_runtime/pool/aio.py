@@ -19,7 +19,7 @@ import itertools
 import math
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar, cast
 
 from ..client.aio import AsyncEnvClient
 from ..client.base import ClientOptions
@@ -34,8 +34,16 @@ from ..core.errors import (
 )
 from ..core.result import StepResult
 from ..providers.base import Provider
+from .args import check_size, seeds_for, sessions_for
 from .clients import async_client_class, close_quietly
-from .servers import ProviderFactory, ProviderKind, provider_factory, server_alive, start_server
+from .servers import (
+    ProviderFactory,
+    ProviderKind,
+    provider_factory,
+    server_alive,
+    server_capacity,
+    start_server,
+)
 from .slots import (
     Failure,
     Server,
@@ -56,18 +64,6 @@ ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
 
 
-class PoolOptions(TypedDict, total=False):
-    """``AsyncEnvPool``'s keyword arguments, which ``EnvPool`` forwards as they are."""
-
-    client: type[Any] | None
-    provider: ProviderKind | ProviderFactory
-    provider_options: Mapping[str, Any] | None
-    sessions_per_server: int
-    auto_reset: bool
-    client_options: ClientOptions | None
-    health_timeout_s: float
-
-
 _REPLACE_ATTEMPTS = 3
 _MAX_MOVES = 8  # CAPACITY_REACHED answers one reset may meet before it reports the error
 _CONNECTION_ERRORS = (EnvConnectionError, EnvTimeoutError)
@@ -82,28 +78,16 @@ def _dropped(result: SlotResult[Any]) -> bool:
     return result.reset or isinstance(result.error, (SlotLostError, ProviderError))
 
 
-def _seeds(seeds: int | Sequence[int | None] | None, count: int) -> list[int | None]:
-    if seeds is None:
-        return [None] * count
-    if isinstance(seeds, bool):
-        raise TypeError("seeds must be an int, a sequence of seeds, or None")
-    if isinstance(seeds, int):
-        return [seeds + index for index in range(count)]
-    listed = list(seeds)
-    if len(listed) != count:
-        raise ValueError(f"seeds has {len(listed)} entries for {count} slots")
-    return listed
-
-
 class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
     """``size`` env sessions over servers from one provider, stepped together (asyncio).
 
     ``provider`` is ``"local"`` (the env's ``[server] command`` as local processes, the
     default), ``"docker"`` (its image), ``"ray"`` (``RayProvider`` actors, SPREAD over the
     cluster) or a callable returning a new unstarted ``Provider``; ``provider_options`` go
-    to the provider's constructor for the named kinds. ``sessions_per_server`` should match
-    the server's ``max_concurrent_envs`` (1 for stateful HTTP servers). ``auto_reset``
-    resets a slot on the step after its episode ended, instead of sending that step's
+    to the provider's constructor for the named kinds. ``sessions_per_server`` defaults to
+    what the first server started publishes as ``max_concurrent_envs`` in ``/metadata``
+    (1 if it publishes none; always 1 for stateful HTTP servers); a number given wins.
+    ``auto_reset`` resets a slot on the step after its episode ended, instead of sending that step's
     action (``action_dropped``). Every reset the pool makes on its own (auto-reset, lost
     slot) is seeded: the k-th since the slot's ``reset(seeds=...)`` gave it seed ``s`` uses
     ``s + k * size`` and that reset's keyword arguments (unseeded when ``s`` was None), so
@@ -121,17 +105,12 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         client: type[Any] | None = None,
         provider: ProviderKind | ProviderFactory = "local",
         provider_options: Mapping[str, Any] | None = None,
-        sessions_per_server: int = 1,
+        sessions_per_server: int | None = None,
         auto_reset: bool = False,
         client_options: ClientOptions | None = None,
         health_timeout_s: float = 2.0,
     ) -> None:
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"size must be a positive integer, got {size!r}")
-        if isinstance(sessions_per_server, bool) or not isinstance(sessions_per_server, int):
-            raise ValueError(f"sessions_per_server must be an int, got {sessions_per_server!r}")
-        if sessions_per_server < 1:
-            raise ValueError(f"sessions_per_server must be at least 1, got {sessions_per_server}")
+        check_size(size, sessions_per_server)
         positive("health_timeout_s", health_timeout_s)
         chosen = client if client is not None else type(self).CLIENT
         if chosen is None:
@@ -140,16 +119,13 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         spec = self._client_cls._spec()
         self._options = client_options_for(client_options, "pool")
         transport = self._options.get("transport") or spec.transport
-        if transport == "http" and sessions_per_server != 1:
-            raise ValueError(
-                "stateful HTTP servers hold one environment each: sessions_per_server must be 1"
-            )
+        sessions_per_server = sessions_for(transport, sessions_per_server)
         options = dict(provider_options or {})
         self._factory = provider_factory(provider, options, spec, transport)
         self._health_path = spec.health_path
         self._health_timeout_s = health_timeout_s
         self._size = size
-        self._per_server = sessions_per_server
+        self._per_server = sessions_per_server  # None: read from the first server started
         self._auto_reset = auto_reset
         self._slots = [Slot(index) for index in range(size)]
         self._servers: list[Server] = []
@@ -161,7 +137,7 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         """How many servers the pool started to replace lost ones."""
 
     async def _start_server(self) -> Server:
-        return await start_server(next(self._serials), self._factory(), self._per_server)
+        return await start_server(next(self._serials), self._factory(), self._per_server or 1)
 
     def _new_client(self, server: Server) -> AsyncEnvClient[Any, Any, Any]:
         assert server.base_url is not None
@@ -189,25 +165,36 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
 
     async def start(self) -> Self:
         """Start the servers (all at once) and attach every slot; idempotent."""
-        import asyncio
 
         if self._closed:
             raise EnvgenRuntimeError("this pool is closed; create a new one")
         if self._started:
             return self
         self._started = True
-        count = math.ceil(self._size / self._per_server)
+        if self._per_server is None:
+            # The first server says how many sessions it holds; the rest start together.
+            await self._start_servers(1)
+            first = self._servers[0]
+            capacity = await server_capacity(first, self._health_timeout_s)
+            self._per_server = first.capacity = capacity or 1
+        per_server = self._per_server
+        await self._start_servers(math.ceil(self._size / per_server) - len(self._servers))
+        for slot in self._slots:
+            self._attach(slot, self._servers[slot.index // per_server])
+        return self
+
+    async def _start_servers(self, count: int) -> None:
+        """Start ``count`` servers at once; if any fails, close the pool and raise."""
+        import asyncio
+
         outcomes = await asyncio.gather(
             *(self._start_server() for _ in range(count)), return_exceptions=True
         )
-        self._servers = [o for o in outcomes if isinstance(o, Server)]
+        self._servers += [o for o in outcomes if isinstance(o, Server)]
         failure = next((o for o in outcomes if isinstance(o, BaseException)), None)
         if failure is not None:
             await self.close()
             raise failure
-        for slot in self._slots:
-            self._attach(slot, self._servers[slot.index // self._per_server])
-        return self
 
     async def wait_ready(self, timeout_s: float | None = None) -> None:
         """Wait until every server replacement under way has finished."""
@@ -255,7 +242,7 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         """
         await self.start()
         chosen = [self._slot(i) for i in (range(self._size) if slots is None else slots)]
-        for slot, seed in zip(chosen, _seeds(seeds, len(chosen)), strict=True):
+        for slot, seed in zip(chosen, seeds_for(seeds, len(chosen)), strict=True):
             slot.seed, slot.reset_kwargs, slot.resets = seed, dict(kwargs), 0
         return await self._settle([self._reset_slot(slot) for slot in chosen])
 

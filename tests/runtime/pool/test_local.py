@@ -112,6 +112,7 @@ def test_a_server_error_stays_in_its_slot_and_auto_reset_starts_the_next_episode
     turn = TurnAction(type="turn", rotation="left")
     with GridEnvPool(2, client_options=HTTP) as pool:
         _pids(pool)
+        assert len(pool.servers) == 2  # a stateful HTTP server holds one environment
         pool.reset(seeds=[1, 2])
         results = []
         while not results or not results[0].done:
@@ -228,3 +229,25 @@ def test_auto_reset_episodes_are_seeded_by_the_documented_rule_and_reproducible(
         seed = 10 + slot + counts[slot] * 2
         counts[slot] += 1
         assert observation == expected[seed], (slot, seed)
+
+
+def test_by_default_slots_are_packed_by_the_capacity_the_server_publishes() -> None:
+    # The example servers publish max_concurrent_envs (16) in /metadata: 8 slots, 1 server.
+    with EchoEnvPool(8) as pool:
+        _pids(pool)
+        assert len(pool.servers) == 1
+        assert all(r.ok for r in pool.reset())
+        stepped = pool.step([EchoAction(message=str(i)) for i in range(8)])
+        assert [r.observation.echoed_message for r in stepped if r.observation] == [
+            str(i) for i in range(8)
+        ]
+    # A server that holds 2 sessions: 5 slots need 3 servers.
+    with EchoEnvPool(5, provider_options={"env": {MAX_CONCURRENT_ENVS_VAR: "2"}}) as pool:
+        _pids(pool)
+        assert len(pool.servers) == 3
+        assert sorted(len({s.slot for s in pool.slots if s.server == n}) for n in range(3)) == [
+            1,
+            2,
+            2,
+        ]
+        assert all(r.ok for r in pool.reset())
