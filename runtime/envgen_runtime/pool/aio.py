@@ -121,7 +121,8 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         transport = self._options.get("transport") or spec.transport
         sessions_per_server = sessions_for(transport, sessions_per_server)
         options = dict(provider_options or {})
-        self._factory = provider_factory(provider, options, spec, transport)
+        owner = chosen.__name__.removeprefix("Async") + "Pool"  # as generated: EchoEnvPool
+        self._factory = provider_factory(provider, options, spec, transport, owner)
         self._health_path = spec.health_path
         self._health_timeout_s = health_timeout_s
         self._size = size

@@ -35,8 +35,13 @@ _MAX_BODY = 64 * 1024  # a /metadata reply; more is not one worth reading
 
 
 def provider_factory(
-    provider: ProviderKind | ProviderFactory, options: dict[str, Any], spec: EnvSpec, transport: str
+    provider: ProviderKind | ProviderFactory,
+    options: dict[str, Any],
+    spec: EnvSpec,
+    transport: str,
+    owner: str,
 ) -> ProviderFactory:
+    """A maker of ``provider`` for ``spec``; ``owner`` (the pool's class name) goes in hints."""
     if callable(provider):
         if options:
             raise TypeError("provider_options apply to 'local', 'docker' or 'ray' only")
@@ -44,11 +49,20 @@ def provider_factory(
     startup = options.pop("startup_timeout_s", spec.startup_timeout_s)
     common: dict[str, Any] = {"health_path": spec.health_path, "startup_timeout_s": startup}
     if provider in ("local", "ray"):
-        from ..providers.local import LocalProcessProvider
+        from ..providers.local import LocalProcessProvider, server_hint
         from ..providers.ray import RayProvider
 
         kind: Callable[..., Provider] = LocalProcessProvider if provider == "local" else RayProvider
         command = options.pop("command", spec.server_command)
+        options.setdefault(
+            "missing_module_hint",
+            server_hint(
+                spec.name,
+                spec.docker_image,
+                f'{owner}(..., provider="docker")',
+                f'{owner}(..., provider_options={{"command": [...], "cwd": "path/to/env-repo"}})',
+            ),
+        )
         return lambda: kind(command, transport=transport, **common, **options)
     if provider == "docker":
         from ..providers.docker import LocalDockerProvider

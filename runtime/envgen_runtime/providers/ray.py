@@ -133,11 +133,11 @@ def _actor_class() -> Any:
 class RayProvider(ProviderContext):
     """Runs an environment server in a Ray actor (one server process per actor).
 
-    ``command`` as for ``LocalProcessProvider`` (``{python}`` and ``{host}`` are the actor's
-    interpreter and node address). ``address`` names a cluster (``"auto"``, ``"host:port"``);
-    with None a running ``ray.init()`` is reused, else a local Ray starts on 127.0.0.1.
-    Connecting (``ray.init``) gives up after ``connect_timeout_s`` with a ProviderError
-    naming the address.
+    ``command`` and ``missing_module_hint`` as for ``LocalProcessProvider`` (``{python}``
+    and ``{host}`` are the actor's interpreter and node address). ``address`` names a
+    cluster (``"auto"``, ``"host:port"``); with None a running ``ray.init()`` is reused,
+    else a local Ray starts on 127.0.0.1. Connecting (``ray.init``) gives up after
+    ``connect_timeout_s`` with a ProviderError naming the address.
     Placement: ``scheduling_strategy`` (any Ray strategy), or ``placement_group`` with
     ``bundle_index``; ``actor_options`` go to ``.options()`` as they are. Ray never restarts
     the actor: a pool replaces a lost server with a new provider.
@@ -162,6 +162,7 @@ class RayProvider(ProviderContext):
         actor_options: Mapping[str, Any] | None = None,
         init_options: Mapping[str, Any] | None = None,
         connect_timeout_s: float = 30.0,
+        missing_module_hint: str | None = None,
     ) -> None:
         self._command = check_server_options(command, health_path, startup_timeout_s)
         self._startup_timeout_s = startup_timeout_s
@@ -173,6 +174,7 @@ class RayProvider(ProviderContext):
             "env": dict(env) if env is not None else None,
             "cwd": os.fspath(cwd) if cwd is not None else os.getcwd(),
             "transport": transport,
+            "missing_module_hint": missing_module_hint,
         }
         self._address = address
         self._host = host

@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import sys
+from pathlib import Path
 
 import pytest
 from envgen_runtime import (
@@ -251,3 +252,17 @@ def test_by_default_slots_are_packed_by_the_capacity_the_server_publishes() -> N
             2,
         ]
         assert all(r.ok for r in pool.reset())
+
+
+def test_a_pool_whose_server_code_is_missing_names_the_image_and_the_command_way(
+    tmp_path: Path,
+) -> None:
+    # The trainer's case: the env's [server] command, run where its code is not.
+    options = {"cwd": tmp_path, "startup_timeout_s": 20}
+    with pytest.raises(ProviderError) as info:
+        EchoEnvPool(8, auto_reset=True, provider_options=options).start()
+    message = str(info.value)
+    assert "No module named 'examples'" in info.value.output
+    assert "cannot import 'examples'" in message
+    assert 'EchoEnvPool(..., provider="docker")' in message and "envgen/echo-env:0.1.0" in message
+    assert 'EchoEnvPool(..., provider_options={"command": [...], "cwd": ' in message
