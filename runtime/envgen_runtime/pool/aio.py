@@ -65,6 +65,7 @@ StateT = TypeVar("StateT")
 
 
 _REPLACE_ATTEMPTS = 3
+_CAPACITY_TIMEOUT_S = 15.0  # the least time the first server gets to answer GET /metadata
 _MAX_MOVES = 8  # CAPACITY_REACHED answers one reset may meet before it reports the error
 _CONNECTION_ERRORS = (EnvConnectionError, EnvTimeoutError)
 
@@ -176,7 +177,9 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
             # The first server says how many sessions it holds; the rest start together.
             await self._start_servers(1)
             first = self._servers[0]
-            capacity = await server_capacity(first, self._health_timeout_s)
+            # It just answered /health: a slow reply is load, not death; wait for it.
+            timeout_s = max(self._health_timeout_s, _CAPACITY_TIMEOUT_S)
+            capacity = await server_capacity(first, timeout_s)
             self._per_server = first.capacity = capacity or 1
         per_server = self._per_server
         await self._start_servers(math.ceil(self._size / per_server) - len(self._servers))
