@@ -110,7 +110,9 @@ async def _get(
             status = await reader.readline()
             if not body:
                 return status, b""
-            reply = await reader.read(_MAX_BODY)
+            reply = b""  # headers and body may come in several writes: read to the end
+            while len(reply) < _MAX_BODY and (chunk := await reader.read(_MAX_BODY)):
+                reply += chunk
         return status, reply.partition(b"\r\n\r\n")[2]
     except (OSError, TimeoutError):
         return None

@@ -146,3 +146,29 @@ def test_a_ray_address_that_never_answers_fails_within_the_connect_timeout() -> 
     assert float(elapsed) < 20, proc.stdout
     assert f"127.0.0.1:{closed}" in message and "RAY_ADDRESS" in message, message
     assert "ray start --head" in message and "connect_timeout_s" in message, message
+
+
+def test_the_capacity_read_waits_for_a_body_sent_after_the_headers() -> None:
+    # uvicorn may write the headers and the body apart; the body is what holds the capacity.
+    import asyncio
+
+    from envgen_runtime.pool.servers import server_capacity
+    from envgen_runtime.pool.slots import Server
+
+    async def reply(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(0.2)
+        writer.write(b'{"name": "x", "max_concurrent_envs": 12}')
+        writer.close()
+
+    async def read() -> int | None:
+        listening = await asyncio.start_server(reply, "127.0.0.1", 0)
+        async with listening:
+            port = listening.sockets[0].getsockname()[1]
+            server = Server(0, None, 1)  # type: ignore[arg-type]
+            server.base_url = f"http://127.0.0.1:{port}"
+            return await server_capacity(server, 5.0)
+
+    assert asyncio.run(read()) == 12
