@@ -92,3 +92,11 @@ def test_the_trainers_default_server_fails_naming_the_image_and_the_command_way(
 
 def test_many_envs_runs_from_the_checkout() -> None:
     _run(sys.executable, _blocks("Many envs", "repo"), REPO, clean_env())
+
+
+def test_the_generated_packages_readme_says_where_a_trainer_gets_the_server() -> None:
+    # What a trainer reads first: the installed package's own README.
+    readme = " ".join((REPO / "generated" / "echo_env" / "README.md").read_text().split())
+    assert "The env's server is not in this package" in readme
+    assert "`EchoEnv.from_docker_image()`" in readme and "`envgen/echo-env:0.1.0`" in readme
+    assert "`command=` and `cwd=`" in readme
