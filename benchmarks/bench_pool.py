@@ -334,6 +334,41 @@ def _start_ray_servers() -> tuple[float, float]:
         ray.shutdown()
 
 
+POOL_SLOTS = 8
+
+
+def measure_pool_start(repeats: int) -> dict[str, Any]:
+    """Seconds from ``EchoEnvPool(8)`` to its first ``reset()`` answered: one server per slot
+    (``sessions_per_server=1``, the old default) against the default (the server's capacity),
+    interleaved ``repeats`` times; medians, and how many servers each started."""
+    from generated.echo_env import EchoEnvPool
+
+    times: dict[str, list[float]] = {"one_per_server": [], "default": []}
+    servers: dict[str, int] = {}
+    for _ in range(repeats):
+        for name, options in (("one_per_server", {"sessions_per_server": 1}), ("default", {})):
+            began = time.perf_counter()
+            with EchoEnvPool(POOL_SLOTS, **options) as pool:  # type: ignore[arg-type]
+                pool.reset()
+                times[name].append(time.perf_counter() - began)
+                servers[name] = len(pool.servers)
+    one, default = (statistics.median(times[k]) for k in ("one_per_server", "default"))
+    out = {
+        "pool_slots": POOL_SLOTS,
+        "pool_one_per_server_s": round(one, 2),
+        "pool_one_per_server_servers": servers["one_per_server"],
+        "pool_default_s": round(default, 2),
+        "pool_default_servers": servers["default"],
+        "pool_start_ratio": round(one / default, 2),
+    }
+    print(
+        f"  pool of {POOL_SLOTS}: {out['pool_one_per_server_s']} s with one server per slot, "
+        f"{out['pool_default_s']} s by default ({out['pool_default_servers']} server(s))",
+        flush=True,
+    )
+    return out
+
+
 def measure_startup(settings: Settings) -> dict[str, Any]:
     local, ray_actors, ray_init = [], [], []
     for _ in range(settings.start_repeats):
@@ -351,6 +386,7 @@ def measure_startup(settings: Settings) -> dict[str, Any]:
         "local_processes_s": round(statistics.median(local), 2),
         "ray_actors_s": round(statistics.median(ray_actors), 2),
         "ray_init_s": round(statistics.median(ray_init), 2),
+        **measure_pool_start(settings.start_repeats),
     }
     print(
         f"  start {SERVERS} servers: local processes {out['local_processes_s']} s, Ray actors "

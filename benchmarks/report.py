@@ -294,6 +294,7 @@ def pool_section(data: dict[str, Any]) -> list[str]:
         f"Starting {startup['servers']} servers at once: local processes "
         f"{startup['local_processes_s']} s; Ray actors {startup['ray_actors_s']} s (after "
         f"{startup['ray_init_s']} s to start a local Ray).",
+        *_pool_start_lines(startup),
         "",
         "Targets:",
         "",
@@ -356,6 +357,20 @@ def ab_section(data: dict[str, Any]) -> list[str]:
         for name, row in data.get(bench, {}).items():
             lines.append(f"| {bench} | {name} | {row['base']} | {row['head']} | {row['ratio']} |")
     return lines
+
+
+def _pool_start_lines(startup: dict[str, Any]) -> list[str]:
+    """The pool's own start (results from before it was measured have none)."""
+    if "pool_start_ratio" not in startup:
+        return []
+    return [
+        "",
+        f"`EchoEnvPool({startup['pool_slots']})` until its first `reset()` is answered: "
+        f"{startup['pool_one_per_server_s']} s with `sessions_per_server=1` "
+        f"({startup['pool_one_per_server_servers']} servers), {startup['pool_default_s']} s by "
+        f"default (packed by the server's published capacity: "
+        f"{startup['pool_default_servers']} server): **{startup['pool_start_ratio']}x** faster.",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from envgen_runtime import LocalProcessProvider
 
+from tests.e2e.trainer_venv import TrainerVenv, build_trainer_venv
 from tests.helpers import REPO
 
 WEBSOCKET_ENVS = ["echo_env", "coding_env", "grid_env", "quiz_env", "reacher_env"]
@@ -61,3 +62,9 @@ def servers() -> Iterator[dict[tuple[str, str], str]]:
     finally:
         for provider in providers.values():
             provider.stop()
+
+
+@pytest.fixture(scope="session")
+def trainer_venv(tmp_path_factory: pytest.TempPathFactory) -> TrainerVenv:
+    """A venv with only the runtime's and echo_env's client wheels (one per session)."""
+    return build_trainer_venv(tmp_path_factory.mktemp("trainer"))

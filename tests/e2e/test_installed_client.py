@@ -1,22 +1,20 @@
 """What a trainer in another repository does: install a generated client from wheels, play.
 
 The runtime's wheel and one generated env's wheel go into a fresh venv that has neither the
-generator nor its toolchain; the client is imported outside the checkout and plays an
-episode against a real server. The venv is measured against pydantic + websockets alone.
+generator nor its toolchain (the session's ``trainer_venv``); the client is imported outside
+the checkout and plays an episode against a real server. The venv is measured against
+pydantic + websockets alone.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-import venv
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.e2e.trainer_venv import TrainerVenv, clean_env, fresh_venv, pip
 
 pytestmark = pytest.mark.e2e
 
@@ -51,24 +49,6 @@ print(json.dumps({
 """
 
 
-def _pip(python: Path, *args: str) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), *args],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
-
-
-def _fresh_venv(path: Path) -> Path:
-    venv.EnvBuilder(with_pip=False).create(path)
-    return path / "bin" / "python"
-
-
-def _clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-
-
 def _site_size(python: Path) -> tuple[int, list[str]]:
     """Bytes under the venv's site-packages and the distributions installed there."""
     code = (
@@ -79,7 +59,7 @@ def _site_size(python: Path) -> tuple[int, list[str]]:
     out = subprocess.run(
         [python, "-c", code],
         cwd=python.parents[1],  # not the checkout: its egg-info would be listed
-        env=_clean_env(),
+        env=clean_env(),
         capture_output=True,
         text=True,
         check=True,
@@ -89,38 +69,21 @@ def _site_size(python: Path) -> tuple[int, list[str]]:
     return size, names
 
 
-def _wheel(source: Path, out: Path, stem: str) -> Path:
-    """Build `source` into a wheel in `out` (no isolation: hatchling is in the test venv)."""
-    pip = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
-    subprocess.run(
-        [*pip, "-w", str(out), str(source)], check=True, capture_output=True, timeout=300
-    )
-    (wheel,) = out.glob(f"{stem}-*.whl")
-    return wheel
-
-
 def test_trainer_installs_a_generated_client_from_wheels_and_plays(
-    servers: dict[tuple[str, str], str], tmp_path: Path
+    servers: dict[tuple[str, str], str], trainer_venv: TrainerVenv, tmp_path: Path
 ) -> None:
-    wheels = tmp_path / "wheels"
-    runtime_wheel = _wheel(REPO / "runtime", wheels, "envgen_runtime")
-    client_wheel = _wheel(REPO / "generated" / "echo_env", wheels, "echo_env_client")
-
-    python = _fresh_venv(tmp_path / "trainer")
-    _pip(python, "install", "-q", str(runtime_wheel), str(client_wheel))
-    outside = tmp_path / "elsewhere"
-    outside.mkdir()
+    python = trainer_venv.python
     played = subprocess.run(
         [python, "-c", _EPISODE, servers[("echo_env", "websocket")], ",".join(GENERATOR_TOOLS)],
-        cwd=outside,
-        env=_clean_env(),
+        cwd=trainer_venv.outside,
+        env=clean_env(),
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert played.returncode == 0, played.stderr
     result = json.loads(played.stdout)
-    assert Path(result["client_file"]).is_relative_to(tmp_path / "trainer")
+    assert Path(result["client_file"]).is_relative_to(trainer_venv.root)
     assert result["runtime_api"] == "0.2"
     assert result["done"] is False
     assert result["echoed"] == "installed"
@@ -131,8 +94,8 @@ def test_trainer_installs_a_generated_client_from_wheels_and_plays(
     assert "envgen" not in names
     assert {"envgen-runtime", "echo-env-client", "pydantic", "websockets"} <= set(names)
 
-    baseline = _fresh_venv(tmp_path / "baseline")
-    _pip(baseline, "install", "-q", "pydantic>=2.12,<3", "websockets>=13,<18")
+    baseline = fresh_venv(tmp_path / "baseline")
+    pip(baseline, "install", "-q", "pydantic>=2.12,<3", "websockets>=13,<18")
     base_size, base_names = _site_size(baseline)
     ratio = size / base_size
     print(

@@ -75,7 +75,7 @@ def local_process_plan(
     keyword options. Closing the client stops the server, and so does a failure while
     building the client. The asyncio client's flavour is awaited (or ``async with``-ed).
     """
-    from ..providers.local import LocalProcessProvider
+    from ..providers.local import LocalProcessProvider, server_hint
 
     spec = cls._spec()
     argv = tuple(command) if command is not None else spec.server_command
@@ -94,6 +94,12 @@ def local_process_plan(
         env=env,
         cwd=cwd,
         transport=transport if transport is not None else spec.transport,
+        missing_module_hint=server_hint(
+            spec.name,
+            spec.docker_image,
+            f"{cls.__name__}.from_docker_image()",
+            f'{cls.__name__}.from_local_process(command=[...], cwd="path/to/env-repo")',
+        ),
     )
     return provider, client_options_for(options, "launcher")
 

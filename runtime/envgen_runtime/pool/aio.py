@@ -18,7 +18,8 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypedDict, TypeVar, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar, cast
 
 from ..client.aio import AsyncEnvClient
 from ..client.base import ClientOptions
@@ -33,8 +34,16 @@ from ..core.errors import (
 )
 from ..core.result import StepResult
 from ..providers.base import Provider
+from .args import check_size, seeds_for, sessions_for
 from .clients import async_client_class, close_quietly
-from .servers import ProviderFactory, ProviderKind, provider_factory, server_alive, start_server
+from .servers import (
+    ProviderFactory,
+    ProviderKind,
+    provider_factory,
+    server_alive,
+    server_capacity,
+    start_server,
+)
 from .slots import (
     Failure,
     Server,
@@ -55,19 +64,8 @@ ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
 
 
-class PoolOptions(TypedDict, total=False):
-    """``AsyncEnvPool``'s keyword arguments, which ``EnvPool`` forwards as they are."""
-
-    client: type[Any] | None
-    provider: ProviderKind | ProviderFactory
-    provider_options: Mapping[str, Any] | None
-    sessions_per_server: int
-    auto_reset: bool
-    client_options: ClientOptions | None
-    health_timeout_s: float
-
-
 _REPLACE_ATTEMPTS = 3
+_CAPACITY_TIMEOUT_S = 15.0  # the least time the first server gets to answer GET /metadata
 _MAX_MOVES = 8  # CAPACITY_REACHED answers one reset may meet before it reports the error
 _CONNECTION_ERRORS = (EnvConnectionError, EnvTimeoutError)
 
@@ -76,17 +74,9 @@ def _is_capacity(exc: BaseException) -> bool:
     return isinstance(exc, ServerError) and exc.code == "CAPACITY_REACHED"
 
 
-def _seeds(seeds: int | Sequence[int | None] | None, count: int) -> list[int | None]:
-    if seeds is None:
-        return [None] * count
-    if isinstance(seeds, bool):
-        raise TypeError("seeds must be an int, a sequence of seeds, or None")
-    if isinstance(seeds, int):
-        return [seeds + index for index in range(count)]
-    listed = list(seeds)
-    if len(listed) != count:
-        raise ValueError(f"seeds has {len(listed)} entries for {count} slots")
-    return listed
+def _dropped(result: SlotResult[Any]) -> bool:
+    """Whether a step's result is not the server's answer to the slot's action."""
+    return result.reset or isinstance(result.error, (SlotLostError, ProviderError))
 
 
 class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
@@ -95,9 +85,14 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
     ``provider`` is ``"local"`` (the env's ``[server] command`` as local processes, the
     default), ``"docker"`` (its image), ``"ray"`` (``RayProvider`` actors, SPREAD over the
     cluster) or a callable returning a new unstarted ``Provider``; ``provider_options`` go
-    to the provider's constructor for the named kinds. ``sessions_per_server`` should match
-    the server's ``max_concurrent_envs`` (1 for stateful HTTP servers). ``auto_reset``
-    resets a slot on the step after its episode ended. ``client_options`` go to every
+    to the provider's constructor for the named kinds. ``sessions_per_server`` defaults to
+    what the first server started publishes as ``max_concurrent_envs`` in ``/metadata``
+    (1 if it publishes none; always 1 for stateful HTTP servers); a number given wins.
+    ``auto_reset`` resets a slot on the step after its episode ended, instead of sending that step's
+    action (``action_dropped``). Every reset the pool makes on its own (auto-reset, lost
+    slot) is seeded: the k-th since the slot's ``reset(seeds=...)`` gave it seed ``s`` uses
+    ``s + k * size`` and that reset's keyword arguments (unseeded when ``s`` was None), so
+    the same seeds replay the same episodes. ``client_options`` go to every
     slot's client. Generated packages subclass it as ``Async<Name>Pool`` with ``CLIENT``
     set; otherwise pass ``client=``. The first ``reset`` starts it if ``start()`` did not.
     """
@@ -111,17 +106,12 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         client: type[Any] | None = None,
         provider: ProviderKind | ProviderFactory = "local",
         provider_options: Mapping[str, Any] | None = None,
-        sessions_per_server: int = 1,
+        sessions_per_server: int | None = None,
         auto_reset: bool = False,
         client_options: ClientOptions | None = None,
         health_timeout_s: float = 2.0,
     ) -> None:
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"size must be a positive integer, got {size!r}")
-        if isinstance(sessions_per_server, bool) or not isinstance(sessions_per_server, int):
-            raise ValueError(f"sessions_per_server must be an int, got {sessions_per_server!r}")
-        if sessions_per_server < 1:
-            raise ValueError(f"sessions_per_server must be at least 1, got {sessions_per_server}")
+        check_size(size, sessions_per_server)
         positive("health_timeout_s", health_timeout_s)
         chosen = client if client is not None else type(self).CLIENT
         if chosen is None:
@@ -130,16 +120,14 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         spec = self._client_cls._spec()
         self._options = client_options_for(client_options, "pool")
         transport = self._options.get("transport") or spec.transport
-        if transport == "http" and sessions_per_server != 1:
-            raise ValueError(
-                "stateful HTTP servers hold one environment each: sessions_per_server must be 1"
-            )
+        sessions_per_server = sessions_for(transport, sessions_per_server)
         options = dict(provider_options or {})
-        self._factory = provider_factory(provider, options, spec, transport)
+        owner = chosen.__name__.removeprefix("Async") + "Pool"  # as generated: EchoEnvPool
+        self._factory = provider_factory(provider, options, spec, transport, owner)
         self._health_path = spec.health_path
         self._health_timeout_s = health_timeout_s
         self._size = size
-        self._per_server = sessions_per_server
+        self._per_server = sessions_per_server  # None: read from the first server started
         self._auto_reset = auto_reset
         self._slots = [Slot(index) for index in range(size)]
         self._servers: list[Server] = []
@@ -151,7 +139,7 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         """How many servers the pool started to replace lost ones."""
 
     async def _start_server(self) -> Server:
-        return await start_server(next(self._serials), self._factory(), self._per_server)
+        return await start_server(next(self._serials), self._factory(), self._per_server or 1)
 
     def _new_client(self, server: Server) -> AsyncEnvClient[Any, Any, Any]:
         assert server.base_url is not None
@@ -179,25 +167,38 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
 
     async def start(self) -> Self:
         """Start the servers (all at once) and attach every slot; idempotent."""
-        import asyncio
 
         if self._closed:
             raise EnvgenRuntimeError("this pool is closed; create a new one")
         if self._started:
             return self
         self._started = True
-        count = math.ceil(self._size / self._per_server)
+        if self._per_server is None:
+            # The first server says how many sessions it holds; the rest start together.
+            await self._start_servers(1)
+            first = self._servers[0]
+            # It just answered /health: a slow reply is load, not death; wait for it.
+            timeout_s = max(self._health_timeout_s, _CAPACITY_TIMEOUT_S)
+            capacity = await server_capacity(first, timeout_s)
+            self._per_server = first.capacity = capacity or 1
+        per_server = self._per_server
+        await self._start_servers(math.ceil(self._size / per_server) - len(self._servers))
+        for slot in self._slots:
+            self._attach(slot, self._servers[slot.index // per_server])
+        return self
+
+    async def _start_servers(self, count: int) -> None:
+        """Start ``count`` servers at once; if any fails, close the pool and raise."""
+        import asyncio
+
         outcomes = await asyncio.gather(
             *(self._start_server() for _ in range(count)), return_exceptions=True
         )
-        self._servers = [o for o in outcomes if isinstance(o, Server)]
+        self._servers += [o for o in outcomes if isinstance(o, Server)]
         failure = next((o for o in outcomes if isinstance(o, BaseException)), None)
         if failure is not None:
             await self.close()
             raise failure
-        for slot in self._slots:
-            self._attach(slot, self._servers[slot.index // self._per_server])
-        return self
 
     async def wait_ready(self, timeout_s: float | None = None) -> None:
         """Wait until every server replacement under way has finished."""
@@ -245,8 +246,9 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         """
         await self.start()
         chosen = [self._slot(i) for i in (range(self._size) if slots is None else slots)]
-        seeded = zip(chosen, _seeds(seeds, len(chosen)), strict=True)
-        return await self._settle([self._reset_slot(slot, seed, kwargs) for slot, seed in seeded])
+        for slot, seed in zip(chosen, seeds_for(seeds, len(chosen)), strict=True):
+            slot.seed, slot.reset_kwargs, slot.resets = seed, dict(kwargs), 0
+        return await self._settle([self._reset_slot(slot) for slot in chosen])
 
     async def step(self, actions: Sequence[ActT]) -> list[SlotResult[ObsT]]:
         """Step every slot with its action, all at once; one result per slot, in order."""
@@ -254,7 +256,8 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         if len(actions) != self._size:
             raise ValueError(f"step needs {self._size} actions (one per slot), got {len(actions)}")
         paired = zip(self._slots, actions, strict=True)
-        return await self._settle([self._step_slot(slot, action) for slot, action in paired])
+        results = await self._settle([self._step_slot(slot, action) for slot, action in paired])
+        return [replace(r, action_dropped=True) if _dropped(r) else r for r in results]
 
     def _slot(self, index: int) -> Slot:
         if not 0 <= index < self._size:
@@ -281,16 +284,16 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         self._spawn(self._replace(None, [slot]))
         return error_result(slot, error)
 
-    async def _reset_slot(
-        self, slot: Slot, seed: int | None, kwargs: Mapping[str, Any]
-    ) -> SlotResult[ObsT] | Failure:
+    async def _reset_slot(self, slot: Slot) -> SlotResult[ObsT] | Failure:
+        """Reset ``slot`` with its ``reset()`` seed, plus ``resets * size`` on the pool's own."""
         moves = 0
+        seed = None if slot.seed is None else slot.seed + slot.resets * self._size
         while True:
             server, client = slot.server, slot.client
             if server is None or server.lost or client is None:
                 return self._waiting(slot)
             try:
-                result = await client.reset(seed=seed, **kwargs)
+                result = await client.reset(seed=seed, **slot.reset_kwargs)
             except EnvgenRuntimeError as exc:
                 if not _is_capacity(exc) or moves == _MAX_MOVES:
                     return self._failure(slot, server, exc)
@@ -303,7 +306,8 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
 
     async def _step_slot(self, slot: Slot, action: ActT) -> SlotResult[ObsT] | Failure:
         if slot.needs_reset or (self._auto_reset and slot.done):
-            return await self._reset_slot(slot, None, {})
+            slot.resets += 1
+            return await self._reset_slot(slot)
         server, client = slot.server, slot.client
         if server is None or server.lost or client is None:
             return self._waiting(slot)
@@ -313,7 +317,8 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
             if not _is_capacity(exc):
                 return self._failure(slot, server, exc)
             # A step on a fresh session: the slot needs a reset anyway.
-            return await self._move(slot, server) or await self._reset_slot(slot, None, {})
+            slot.resets += 1
+            return await self._move(slot, server) or await self._reset_slot(slot)
         return self._result(slot, result, reset=False)
 
     def _failure(

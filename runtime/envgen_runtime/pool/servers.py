@@ -2,8 +2,9 @@
 
 ``provider_factory`` turns the pool's ``provider=`` (a kind or a callable) into a maker of new
 providers; ``start_server`` starts one in a worker thread; ``server_alive`` probes a server's
-health endpoint. None of it touches the pool's slots or sessions, so it sits apart from
-``aio``, which decides when servers are started, probed and replaced.
+health endpoint and ``server_capacity`` reads the sessions it holds. None of it touches
+the pool's slots or sessions, so it sits apart from ``aio``, which decides when servers are
+started, probed and replaced.
 """
 
 from __future__ import annotations
@@ -16,17 +17,31 @@ from ..core.spec import EnvSpec
 from ..providers.base import Provider
 from .slots import Server
 
-__all__ = ["ProviderFactory", "ProviderKind", "provider_factory", "server_alive", "start_server"]
+__all__ = [
+    "ProviderFactory",
+    "ProviderKind",
+    "provider_factory",
+    "server_alive",
+    "server_capacity",
+    "start_server",
+]
 
 ProviderFactory = Callable[[], Provider]
 """Makes a new provider (not started) each time the pool needs a server."""
 
 ProviderKind = Literal["local", "docker", "ray"]
 
+_MAX_BODY = 64 * 1024  # a /metadata reply; more is not one worth reading
+
 
 def provider_factory(
-    provider: ProviderKind | ProviderFactory, options: dict[str, Any], spec: EnvSpec, transport: str
+    provider: ProviderKind | ProviderFactory,
+    options: dict[str, Any],
+    spec: EnvSpec,
+    transport: str,
+    owner: str,
 ) -> ProviderFactory:
+    """A maker of ``provider`` for ``spec``; ``owner`` (the pool's class name) goes in hints."""
     if callable(provider):
         if options:
             raise TypeError("provider_options apply to 'local', 'docker' or 'ray' only")
@@ -34,11 +49,20 @@ def provider_factory(
     startup = options.pop("startup_timeout_s", spec.startup_timeout_s)
     common: dict[str, Any] = {"health_path": spec.health_path, "startup_timeout_s": startup}
     if provider in ("local", "ray"):
-        from ..providers.local import LocalProcessProvider
+        from ..providers.local import LocalProcessProvider, server_hint
         from ..providers.ray import RayProvider
 
         kind: Callable[..., Provider] = LocalProcessProvider if provider == "local" else RayProvider
         command = options.pop("command", spec.server_command)
+        options.setdefault(
+            "missing_module_hint",
+            server_hint(
+                spec.name,
+                spec.docker_image,
+                f'{owner}(..., provider="docker")',
+                f'{owner}(..., provider_options={{"command": [...], "cwd": "path/to/env-repo"}})',
+            ),
+        )
         return lambda: kind(command, transport=transport, **common, **options)
     if provider == "docker":
         from ..providers.docker import LocalDockerProvider
@@ -66,19 +90,17 @@ async def start_server(serial: int, provider: Provider, capacity: int) -> Server
     return server
 
 
-async def server_alive(server: Server, health_path: str, timeout_s: float) -> bool:
-    """Whether ``server`` answers ``GET health_path`` with 200 (a dead process refuses).
-
-    Asyncio, not ``probe_health`` in a thread: the default executor's few threads may all
-    be busy starting replacement servers, and a lost node makes every probe wait out its
-    timeout, so the probes must all run at once.
-    """
+async def _get(
+    server: Server, path: str, timeout_s: float, *, body: bool
+) -> tuple[bytes, bytes] | None:
+    """``GET path`` on ``server`` (HTTP/1.0: the reply ends with the connection): the status
+    line and (with ``body``) the body, or None when it cannot be reached in ``timeout_s``."""
     import asyncio
 
     if server.lost or server.base_url is None:
-        return False
+        return None
     parts = urlsplit(server.base_url)
-    request = f"GET {health_path} HTTP/1.0\r\nHost: {parts.netloc}\r\n\r\n"
+    request = f"GET {path} HTTP/1.0\r\nHost: {parts.netloc}\r\n\r\n"
     writer: asyncio.StreamWriter | None = None
     try:
         async with asyncio.timeout(timeout_s):
@@ -86,9 +108,42 @@ async def server_alive(server: Server, health_path: str, timeout_s: float) -> bo
             reader, writer = await asyncio.open_connection(host, port)
             writer.write(request.encode("ascii"))
             status = await reader.readline()
-        return status.split(b" ")[1:2] == [b"200"]
+            if not body:
+                return status, b""
+            reply = b""  # headers and body may come in several writes: read to the end
+            while len(reply) < _MAX_BODY and (chunk := await reader.read(_MAX_BODY)):
+                reply += chunk
+        return status, reply.partition(b"\r\n\r\n")[2]
     except (OSError, TimeoutError):
-        return False
+        return None
     finally:
         if writer is not None:
             writer.close()
+
+
+async def server_alive(server: Server, health_path: str, timeout_s: float) -> bool:
+    """Whether ``server`` answers ``GET health_path`` with 200 (a dead process refuses).
+
+    Asyncio, not ``probe_health`` in a thread: the default executor's few threads may all
+    be busy starting replacement servers, and a lost node makes every probe wait out its
+    timeout, so the probes must all run at once.
+    """
+    reply = await _get(server, health_path, timeout_s, body=False)
+    return reply is not None and reply[0].split(b" ")[1:2] == [b"200"]
+
+
+async def server_capacity(server: Server, timeout_s: float) -> int | None:
+    """The sessions ``server`` says it holds: ``max_concurrent_envs`` in its ``/metadata``.
+
+    envgen's servers publish it; None when the server does not (OpenEnv's own apps).
+    """
+    import json
+
+    reply = await _get(server, "/metadata", timeout_s, body=True)
+    if reply is None or reply[0].split(b" ")[1:2] != [b"200"]:
+        return None
+    try:
+        value = json.loads(reply[1]).get("max_concurrent_envs")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

@@ -58,9 +58,11 @@ class SlotResult(Generic[ObsT]):
     """One slot's outcome of a pool ``reset`` or ``step``.
 
     ``reset`` is True when this result starts a new episode (a ``reset()``, an auto-reset,
-    or the recovery of a lost slot: the action given for it was not applied). ``error`` is
-    None on success; then ``observation`` is set. ``extras`` holds every reply key beyond
-    observation/reward/done (``metadata``, ...).
+    or the recovery of a lost slot). ``action_dropped`` is True when ``step`` did not send
+    the action given for this slot, or sent it and lost the session: the result is a reset,
+    a ``SlotLostError`` or a ``ProviderError``, not the server's answer to that action.
+    ``error`` is None on success; then ``observation`` is set. ``extras`` holds every reply
+    key beyond observation/reward/done (``metadata``, ...).
     """
 
     slot: int
@@ -70,6 +72,7 @@ class SlotResult(Generic[ObsT]):
     extras: Mapping[str, Any] = field(default_factory=dict)
     error: EnvgenRuntimeError | None = None
     reset: bool = False
+    action_dropped: bool = False
 
     @property
     def ok(self) -> bool:
@@ -108,6 +111,11 @@ class Slot:
         self.needs_reset = False
         self.done = False
         self.unplaced: ProviderError | None = None  # the last replacement failed with this
+        # What the slot's last reset() asked for, and the pool's own resets since: an
+        # auto-reset or recovery uses seed + resets * pool size (see AsyncEnvPool).
+        self.seed: int | None = None
+        self.reset_kwargs: Mapping[str, Any] = {}
+        self.resets = 0
 
 
 class Failure:

@@ -12,7 +12,8 @@ from collections.abc import Coroutine, Sequence
 from typing import Any, ClassVar, Generic, Self, TypeVar, Unpack
 
 from ..providers.base import Provider
-from .aio import AsyncEnvPool, PoolOptions
+from .aio import AsyncEnvPool
+from .args import PoolOptions
 from .slots import SlotInfo, SlotResult
 
 ActT = TypeVar("ActT")

@@ -33,7 +33,47 @@ if TYPE_CHECKING:
 _TERMINATE_GRACE_S = 5.0
 _PLACEHOLDER = r"\{(python|host|port|transport)\}"
 _ADDRESS_IN_USE = r"(?i)address already in use|errno 98\b|eaddrinuse|errno 48\b"
+_MISSING_MODULE = r"ModuleNotFoundError: No module named '([^']+)'"
 """Patterns compiled (and cached by ``re``) on first use: a client's import skips them."""
+
+
+def server_hint(env: str, image: str | None, docker_way: str, local_way: str) -> str:
+    """The two ways a trainer gets ``env``'s server, for ``missing_module_hint``.
+
+    A trainer's venv holds the runtime and the env's client, not the server's code: run the
+    env's image (``docker_way``), or a server checkout with its requirements (``local_way``).
+    """
+    if image:
+        docker = (
+            f"run the env's image {image}: {docker_way} (pull it, or build it in the env's "
+            f"repository with `envgen image {env}`)"
+        )
+    else:
+        docker = "the env names no image ([docker] image in its env.toml): ask its author, or"
+    return (
+        f"A trainer's venv has {env}'s client, not its server. Either {docker}, or run a "
+        f"server from the env's repository: {local_way}, with a Python that has its "
+        "requirements."
+    )
+
+
+def _explain_missing_module(
+    exc: ProviderError, hint: str | None, cwd: str | os.PathLike[str] | None
+) -> ProviderError:
+    """``exc`` with a line saying the server could not import its own code, and the ways on."""
+    found = re.search(_MISSING_MODULE, exc.output) if exc.exit_code is not None else None
+    if found is None:
+        return exc
+    where = os.fspath(cwd) if cwd is not None else os.getcwd()
+    ways = hint or (
+        "Run it with cwd= set to the server's repository and command= naming a Python that "
+        "has its requirements, or run the env's Docker image instead."
+    )
+    first, _, rest = exc.message.partition("\n")
+    explained = f"The server cannot import {found[1]!r} (run from {where}). {ways}"
+    return ProviderError(
+        f"{first}\n{explained}\n{rest}", output=exc.output, exit_code=exc.exit_code
+    )
 
 
 def _describe_exit(code: int) -> str:
@@ -56,7 +96,9 @@ class LocalProcessProvider(ProviderContext):
     temporary file (a pipe could fill up and stall the server). The server runs in its own
     process group so that ``stop()`` also ends its children. Without a fixed ``port``, a
     start that fails with "address already in use" (another process took the free port
-    first) is retried on a new port.
+    first) is retried on a new port. A server that exits because it cannot import its own
+    code gets a ProviderError saying so, followed by ``missing_module_hint`` (the env's ways
+    to a server, from ``server_hint``) or a generic one.
     """
 
     MAX_PORT_RETRIES = 3
@@ -72,9 +114,11 @@ class LocalProcessProvider(ProviderContext):
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         transport: str = "websocket",
+        missing_module_hint: str | None = None,
     ) -> None:
         self._command = check_server_options(command, health_path, startup_timeout_s)
         check_port("port", port)
+        self._missing_module_hint = missing_module_hint
         self._host = host
         self._requested_port = port
         self._health_path = health_path
@@ -183,6 +227,9 @@ class LocalProcessProvider(ProviderContext):
             self._base_url = self._wait_healthy(
                 name, started, host, exited, lambda: port, self.output_tail
             )
+        except ProviderError as exc:
+            self.stop()
+            raise _explain_missing_module(exc, self._missing_module_hint, self._cwd) from None
         except BaseException:
             self.stop()
             raise

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.checks import positive
 from ..core.errors import ProviderError
 from ..core.extras import require
 from . import exit_stop
@@ -30,18 +31,19 @@ _init_lock = threading.Lock()
 """Providers start in parallel threads (a pool's servers): one of them may call ray.init."""
 
 
-def _init_in_lasting_thread(ray: Any, address: str | None, options: dict[str, Any]) -> None:
-    """``ray.init`` from a thread that lives as long as the interpreter.
+def _init_in_lasting_thread(
+    ray: Any, address: str | None, options: dict[str, Any], timeout_s: float
+) -> None:
+    """``ray.init`` from a thread that lives as long as the interpreter, within ``timeout_s``.
 
     Ray starts its local processes (GCS, raylet) with a parent-death signal, which Linux
     sends when the *thread* that started them ends: ``ray.init`` from a worker thread (a
     pool starts its servers in threads) would see its cluster killed when that thread
-    finished. The main thread lasts; otherwise a daemon thread does the init and stays.
+    finished. So a daemon thread does the init and stays. It also bounds the wait: Ray
+    retries an address that never answers for minutes; the thread is left to it.
     """
-    if threading.current_thread() is threading.main_thread():
-        ray.init(address=address, **options)
-        return
     from concurrent.futures import Future
+    from concurrent.futures import TimeoutError as FutureTimeout
 
     done: Future[None] = Future()
 
@@ -55,7 +57,36 @@ def _init_in_lasting_thread(ray: Any, address: str | None, options: dict[str, An
         threading.Event().wait()  # keep Ray's processes' parent thread alive
 
     threading.Thread(target=init_and_stay, name="envgen-ray-init", daemon=True).start()
-    done.result()
+    try:
+        done.result(timeout=timeout_s)
+    except FutureTimeout:
+        raise ProviderError(
+            _no_cluster(address, f"did not connect within {timeout_s:g} s")
+        ) from None
+    except Exception as exc:
+        raise ProviderError(_no_cluster(address, f"failed: {type(exc).__name__}: {exc}")) from exc
+
+
+def _no_cluster(address: str | None, what: str) -> str:
+    """Why ``ray.init`` could not reach ``address``, and the three ways on."""
+    if address == "auto":
+        found = os.environ.get("RAY_ADDRESS")
+        named = (
+            f"address 'auto' (RAY_ADDRESS={found})"
+            if found
+            else "address 'auto' (the cluster last started on this machine, as recorded in "
+            "/tmp/ray/ray_current_cluster; RAY_ADDRESS unset)"
+        )
+    elif address is None:
+        named = "a new local Ray"
+    else:
+        named = f"address {address!r}"
+    return (
+        f"ray.init for {named} {what}. Is a cluster running there (`ray status`)? Start one "
+        "with `ray start --head` and pass its address (provider_options={'address': "
+        "'HOST:PORT'}), leave address unset to start a local Ray in this process, or raise "
+        "connect_timeout_s if the cluster is just slow to answer."
+    )
 
 
 class _ServerHost:
@@ -102,9 +133,11 @@ def _actor_class() -> Any:
 class RayProvider(ProviderContext):
     """Runs an environment server in a Ray actor (one server process per actor).
 
-    ``command`` as for ``LocalProcessProvider`` (``{python}`` and ``{host}`` are the actor's
-    interpreter and node address). ``address`` names a cluster (``"auto"``, ``"host:port"``);
-    with None a running ``ray.init()`` is reused, else a local Ray starts on 127.0.0.1.
+    ``command`` and ``missing_module_hint`` as for ``LocalProcessProvider`` (``{python}``
+    and ``{host}`` are the actor's interpreter and node address). ``address`` names a
+    cluster (``"auto"``, ``"host:port"``); with None a running ``ray.init()`` is reused,
+    else a local Ray starts on 127.0.0.1. Connecting (``ray.init``) gives up after
+    ``connect_timeout_s`` with a ProviderError naming the address.
     Placement: ``scheduling_strategy`` (any Ray strategy), or ``placement_group`` with
     ``bundle_index``; ``actor_options`` go to ``.options()`` as they are. Ray never restarts
     the actor: a pool replaces a lost server with a new provider.
@@ -128,15 +161,20 @@ class RayProvider(ProviderContext):
         resources: Mapping[str, float] | None = None,
         actor_options: Mapping[str, Any] | None = None,
         init_options: Mapping[str, Any] | None = None,
+        connect_timeout_s: float = 30.0,
+        missing_module_hint: str | None = None,
     ) -> None:
         self._command = check_server_options(command, health_path, startup_timeout_s)
         self._startup_timeout_s = startup_timeout_s
+        positive("connect_timeout_s", connect_timeout_s)
+        self._connect_timeout_s = connect_timeout_s
         self._server_options = {
             "health_path": health_path,
             "startup_timeout_s": startup_timeout_s,
             "env": dict(env) if env is not None else None,
             "cwd": os.fspath(cwd) if cwd is not None else os.getcwd(),
             "transport": transport,
+            "missing_module_hint": missing_module_hint,
         }
         self._address = address
         self._host = host
@@ -165,7 +203,7 @@ class RayProvider(ProviderContext):
                 if self._address is None:
                     options.setdefault("_node_ip_address", "127.0.0.1")
                     options.setdefault("include_dashboard", False)
-                _init_in_lasting_thread(ray, self._address, options)
+                _init_in_lasting_thread(ray, self._address, options, self._connect_timeout_s)
         return ray
 
     def _options(self) -> dict[str, Any]:

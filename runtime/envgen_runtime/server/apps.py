@@ -74,6 +74,13 @@ def _route_schemas(
     app.get("/schema")(lambda: schemas)
 
 
+def _route_metadata(app: Any, info: EnvironmentMetadata, capacity: int) -> None:
+    """`GET /metadata`: openenv's keys plus `max_concurrent_envs`, which pools pack slots by."""
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) != "/metadata"]
+    metadata = {**info.model_dump(mode="json"), "max_concurrent_envs": capacity}
+    app.get("/metadata")(lambda: metadata)
+
+
 def websocket_app(
     environment_cls: type[Any],
     action_cls: type[Any],
@@ -103,6 +110,7 @@ def websocket_app(
         max_concurrent_envs=max_concurrent_envs,
         state_cls=state_cls,
     )
+    _route_metadata(app, info, max_concurrent_envs)  # openenv's model has no place for it
     if reset_cls is not None:  # openenv's /schema has no place for the reset parameters
         app.router.routes[:] = [
             r for r in app.router.routes if getattr(r, "path", None) != "/schema"
@@ -169,6 +177,6 @@ def http_app(
         return current.model_dump(mode="json")
 
     app.get("/health")(lambda: {"status": "healthy"})
-    app.get("/metadata")(lambda: info.model_dump(mode="json"))
+    _route_metadata(app, info, 1)
     _route_schemas(app, action_cls, observation_cls, state_cls, reset_cls)
     return app

@@ -45,3 +45,18 @@ def test_pool_over_containers_replaces_a_stopped_container(
         assert {r.slot for r in recovered if r.reset} == lost
         assert len(session_containers()) == 2  # the stopped one was removed
     assert session_containers() == []
+
+
+def test_a_pool_over_the_envs_image_packs_its_slots_into_one_container(
+    example_images: dict[str, str], session_containers: Any
+) -> None:
+    # The trainer's way (README "For trainers"): the image's server publishes its capacity.
+    options = {"image": example_images["echo_env"]}
+    with EchoEnvPool(8, provider="docker", provider_options=options) as pool:
+        assert len(pool.servers) == 1 and len(session_containers()) == 1
+        assert all(r.ok for r in pool.reset(seeds=0))
+        stepped = pool.step([EchoAction(message=f"m{i}") for i in range(8)])
+        assert [r.observation.echoed_message for r in stepped if r.observation] == [
+            f"m{i}" for i in range(8)
+        ]
+    assert session_containers() == []

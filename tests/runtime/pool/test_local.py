@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import sys
+from pathlib import Path
 
 import pytest
 from envgen_runtime import (
@@ -112,6 +113,7 @@ def test_a_server_error_stays_in_its_slot_and_auto_reset_starts_the_next_episode
     turn = TurnAction(type="turn", rotation="left")
     with GridEnvPool(2, client_options=HTTP) as pool:
         _pids(pool)
+        assert len(pool.servers) == 2  # a stateful HTTP server holds one environment
         pool.reset(seeds=[1, 2])
         results = []
         while not results or not results[0].done:
@@ -194,3 +196,73 @@ def test_a_server_that_cannot_start_for_a_moved_slot_is_that_slots_error() -> No
         assert second[0].ok and second[0].observation is not None
         assert second[1].ok and second[1].reset
         assert len({slot.base_url for slot in pool.slots}) == 2
+
+
+def _auto_reset_run(seed: int) -> list[tuple[int, str, bool, bool]]:
+    """(slot, observation, reset, action_dropped) of every result that began an episode."""
+    turn = TurnAction(type="turn", rotation="left")
+    starts = []
+    with GridEnvPool(2, sessions_per_server=2, auto_reset=True) as pool:
+        _pids(pool)
+        for result in pool.reset(seeds=seed):
+            assert not result.action_dropped  # a reset is given no action
+            starts.append((result.slot, repr(result.observation), result.reset, False))
+        while len(starts) < 8:
+            for result in pool.step([turn, turn]):
+                assert result.ok, result.error
+                assert result.action_dropped == result.reset  # only an auto-reset drops it
+                if result.reset:
+                    starts.append(
+                        (result.slot, repr(result.observation), True, result.action_dropped)
+                    )
+    return starts
+
+
+def test_auto_reset_episodes_are_seeded_by_the_documented_rule_and_reproducible() -> None:
+    # Rule: the k-th auto-reset of slot i after reset(seeds=s) uses seed s_i + k * size.
+    first = _auto_reset_run(10)
+    assert first == _auto_reset_run(10)  # the same seeds give the same episodes, run after run
+    assert all(dropped for *_, dropped in first[2:])
+    with GridEnv.from_local_process() as single:
+        expected = {seed: repr(single.reset(seed=seed).observation) for seed in range(10, 18)}
+    counts = [0, 0]
+    for slot, observation, _, _ in first:
+        seed = 10 + slot + counts[slot] * 2
+        counts[slot] += 1
+        assert observation == expected[seed], (slot, seed)
+
+
+def test_by_default_slots_are_packed_by_the_capacity_the_server_publishes() -> None:
+    # The example servers publish max_concurrent_envs (16) in /metadata: 8 slots, 1 server.
+    with EchoEnvPool(8) as pool:
+        _pids(pool)
+        assert len(pool.servers) == 1
+        assert all(r.ok for r in pool.reset())
+        stepped = pool.step([EchoAction(message=str(i)) for i in range(8)])
+        assert [r.observation.echoed_message for r in stepped if r.observation] == [
+            str(i) for i in range(8)
+        ]
+    # A server that holds 2 sessions: 5 slots need 3 servers.
+    with EchoEnvPool(5, provider_options={"env": {MAX_CONCURRENT_ENVS_VAR: "2"}}) as pool:
+        _pids(pool)
+        assert len(pool.servers) == 3
+        assert sorted(len({s.slot for s in pool.slots if s.server == n}) for n in range(3)) == [
+            1,
+            2,
+            2,
+        ]
+        assert all(r.ok for r in pool.reset())
+
+
+def test_a_pool_whose_server_code_is_missing_names_the_image_and_the_command_way(
+    tmp_path: Path,
+) -> None:
+    # The trainer's case: the env's [server] command, run where its code is not.
+    options = {"cwd": tmp_path, "startup_timeout_s": 20}
+    with pytest.raises(ProviderError) as info:
+        EchoEnvPool(8, auto_reset=True, provider_options=options).start()
+    message = str(info.value)
+    assert "No module named 'examples'" in info.value.output
+    assert "cannot import 'examples'" in message
+    assert 'EchoEnvPool(..., provider="docker")' in message and "envgen/echo-env:0.1.0" in message
+    assert 'EchoEnvPool(..., provider_options={"command": [...], "cwd": ' in message

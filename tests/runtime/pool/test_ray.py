@@ -8,6 +8,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from envgen_runtime import ProviderError, RayProvider, SlotLostError
@@ -52,6 +53,17 @@ def test_a_server_that_fails_to_start_in_an_actor_reports_its_output(
         provider.start()
     assert "no env here" in info.value.output
     assert provider.base_url is None
+
+
+def test_a_ray_pool_whose_server_code_is_not_on_the_node_names_both_ways(
+    ray_cluster: RayCluster, tmp_path: Path
+) -> None:
+    options = {"address": ray_cluster.address, "cwd": tmp_path, "startup_timeout_s": 30}
+    with pytest.raises(ProviderError) as info:
+        GridEnvPool(2, provider="ray", provider_options=options).start()
+    message = str(info.value)
+    assert message.startswith("in a Ray actor: ") and "cannot import 'examples'" in message
+    assert 'GridEnvPool(..., provider="docker")' in message and "envgen/grid-env" in message
 
 
 def test_a_killed_actor_takes_its_server_with_it(ray_cluster: RayCluster) -> None:

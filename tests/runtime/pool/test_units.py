@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -10,6 +11,7 @@ import time
 import pytest
 from envgen_runtime import EnvClient, SlotResult
 from envgen_runtime.pool.clients import async_client_class
+from envgen_runtime.providers.base import free_loopback_port
 
 from generated.echo_env import AsyncEchoEnv, EchoEnv
 from tests.runtime.pool.conftest import pid_alive
@@ -113,3 +115,60 @@ def test_a_sync_client_class_gets_an_async_twin_with_the_same_hooks() -> None:
 def test_slot_result_ok_is_whether_there_was_an_error() -> None:
     assert SlotResult(slot=0, observation=1, reward=None, done=False).ok
     assert not SlotResult(slot=0, observation=None, reward=None, done=True, error=Exception()).ok  # type: ignore[arg-type]
+
+
+def test_a_ray_address_that_never_answers_fails_within_the_connect_timeout() -> None:
+    # "auto" reads RAY_ADDRESS; a stale one made ray.init retry for minutes.
+    code = textwrap.dedent(
+        """
+        import time
+        from envgen_runtime import ProviderError
+        from generated.echo_env import EchoEnvPool
+        started = time.monotonic()
+        options = {"address": "auto", "connect_timeout_s": 3}
+        try:
+            EchoEnvPool(2, provider="ray", provider_options=options).start()
+        except ProviderError as exc:
+            print(f"{time.monotonic() - started:.1f}|{exc}", flush=True)
+        """
+    )
+    closed = free_loopback_port("127.0.0.1")  # nothing listens there
+    env = {
+        **os.environ,
+        "RAY_ADDRESS": f"127.0.0.1:{closed}",
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=90, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    elapsed, message = proc.stdout.split("|", 1)
+    assert float(elapsed) < 20, proc.stdout
+    assert f"127.0.0.1:{closed}" in message and "RAY_ADDRESS" in message, message
+    assert "ray start --head" in message and "connect_timeout_s" in message, message
+
+
+def test_the_capacity_read_waits_for_a_body_sent_after_the_headers() -> None:
+    # uvicorn may write the headers and the body apart; the body is what holds the capacity.
+    import asyncio
+
+    from envgen_runtime.pool.servers import server_capacity
+    from envgen_runtime.pool.slots import Server
+
+    async def reply(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(0.2)
+        writer.write(b'{"name": "x", "max_concurrent_envs": 12}')
+        writer.close()
+
+    async def read() -> int | None:
+        listening = await asyncio.start_server(reply, "127.0.0.1", 0)
+        async with listening:
+            port = listening.sockets[0].getsockname()[1]
+            server = Server(0, None, 1)  # type: ignore[arg-type]
+            server.base_url = f"http://127.0.0.1:{port}"
+            return await server_capacity(server, 5.0)
+
+    assert asyncio.run(read()) == 12

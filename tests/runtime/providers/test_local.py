@@ -291,3 +291,32 @@ def test_startup_timeout_must_be_a_positive_number(value: float) -> None:
     # wait forever for a server that never answers.
     with pytest.raises(ValueError, match="startup_timeout_s must be positive"):
         LocalProcessProvider(["{python}", "-c", "pass"], startup_timeout_s=value)
+
+
+# What a trainer's venv runs: the env's [server] command, whose code is not installed there.
+_NOT_HERE = ["{python}", "-m", "servers.nowhere_env.server", "--port", "{port}"]
+
+
+def test_a_server_whose_code_is_missing_says_so_and_how_to_get_one(tmp_path: Path) -> None:
+    provider = LocalProcessProvider(_NOT_HERE, cwd=tmp_path, startup_timeout_s=10)
+    with pytest.raises(ProviderError) as info:
+        provider.start()
+    message = str(info.value)
+    first, explained = message.splitlines()[:2]
+    assert "exited with code 1" in first
+    assert f"cannot import 'servers' (run from {tmp_path})" in explained
+    assert "cwd=" in explained and "command=" in explained and "Docker image" in explained
+    assert "No module named 'servers'" in info.value.output  # the traceback is still quoted
+
+
+def test_from_local_process_names_the_envs_class_and_image_when_its_code_is_missing(
+    tmp_path: Path,
+) -> None:
+    from generated.echo_env import EchoEnv
+
+    with pytest.raises(ProviderError) as info:
+        EchoEnv.from_local_process(_NOT_HERE, cwd=tmp_path)
+    message = str(info.value)
+    assert "EchoEnv.from_docker_image()" in message
+    assert "envgen/echo-env:0.1.0" in message and "envgen image echo_env" in message
+    assert "EchoEnv.from_local_process(command=[...], cwd=" in message

@@ -129,6 +129,7 @@ def test_http_app_keeps_one_environment_across_requests() -> None:
     assert client.get("/health").json() == {"status": "healthy"}
     meta = client.get("/metadata").json()
     assert (meta["name"], meta["description"], meta["version"]) == ("stack_env", "d", "1.2.3")
+    assert meta["max_concurrent_envs"] == 1  # what a pool packs by: one environment here
     schema = client.get("/schema").json()
     assert set(schema) == {"action", "observation", "reset_observation", "state"}
     props = schema["observation"]["properties"]
@@ -152,9 +153,12 @@ def test_http_app_invalid_action_is_a_422_with_pydantic_detail_and_env_errors_a_
 
 
 def test_websocket_app_plays_a_session_with_wire_names_and_metadata() -> None:
-    app = websocket_app(*MODELS, name="stack_env", description="d", version="1.2.3")
+    app = websocket_app(
+        *MODELS, name="stack_env", description="d", version="1.2.3", max_concurrent_envs=5
+    )
     with TestClient(app) as client:
-        assert client.get("/metadata").json()["name"] == "stack_env"
+        meta = client.get("/metadata").json()
+        assert (meta["name"], meta["max_concurrent_envs"]) == ("stack_env", 5)
         with client.websocket_connect("/ws") as ws:
             ws.send_json({"type": "reset", "data": {"seed": 2}})
             assert ws.receive_json()["data"]["observation"]["class"] == "deep"
