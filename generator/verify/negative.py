@@ -14,14 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-from hypothesis import HealthCheck, Phase, Verbosity, find, settings
-from hypothesis.errors import HypothesisException, NoSuchExample
-
-from generator.verify.fuzz import action_strategy
 from generator.verify.model import VerifyReport, Violation
 from generator.verify.play import Player
-from generator.verify.schemas import branches, resolve
+from generator.verify.schemas import branches, resolve, validator_for
+from generator.verify.strategies import simplest
 
 UNKNOWN_TAG = "envgen-verify-unknown-tag"
 UNKNOWN_FIELD = "envgen_verify_unknown_field"
@@ -90,7 +86,7 @@ def cases(action: dict[str, Any], action_schema: dict[str, Any]) -> list[Case]:
         (
             b
             for b in branches(action_schema, defs)
-            if jsonschema.Draft202012Validator({**b, "$defs": defs}).is_valid(action)
+            if validator_for({**b, "$defs": defs}).is_valid(action)
         ),
         {},
     )
@@ -124,21 +120,7 @@ def cases(action: dict[str, Any], action_schema: dict[str, Any]) -> list[Case]:
 
 def simplest_action(action_schema: dict[str, Any]) -> dict[str, Any] | None:
     """The minimal valid action hypothesis finds, or None when none can be drawn."""
-    try:
-        value = find(
-            action_strategy(action_schema),
-            lambda _: True,
-            settings=settings(
-                database=None,
-                phases=(Phase.generate, Phase.shrink),
-                suppress_health_check=list(HealthCheck),
-                verbosity=Verbosity.quiet,
-                derandomize=True,
-            ),
-            random=None,
-        )
-    except (NoSuchExample, HypothesisException):
-        return None
+    value = simplest(action_schema, action_schema.get("$defs", {}))
     return value if isinstance(value, dict) else None
 
 

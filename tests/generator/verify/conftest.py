@@ -1,7 +1,9 @@
-"""The counter_env servers `envgen verify` is tested against: one per planted fault.
+"""The servers `envgen verify` is tested against, each started once per test session.
 
-All are real openenv 0.10 servers (tests/generator/verify/counter_server.py), started in
-parallel once per test session and stopped by their providers at its end.
+counter_env: real openenv 0.10 servers (tests/generator/verify/counter_server.py), one per
+planted fault, started in parallel. boundary_env: one process
+(tests/generator/verify/boundary_server.py) serving every boundary fault over both protocols.
+All are stopped by their providers at the session's end.
 """
 
 from __future__ import annotations
@@ -50,6 +52,28 @@ def counter_servers() -> Iterator[dict[str, str]]:
     finally:
         for provider in providers.values():
             provider.stop()
+
+
+@pytest.fixture(scope="session")
+def boundary_server() -> Iterator[str]:
+    """Base URL of the boundary_env process; a fault's app is at /<protocol>/<fault>."""
+    provider = LocalProcessProvider(
+        ["{python}", "-m", "tests.generator.verify.boundary_server", "--port", "{port}"],
+        startup_timeout_s=120.0,
+        cwd=REPO,
+        env={"ENABLE_WEB_INTERFACE": "false"},
+    )
+    try:
+        yield provider.start()
+    finally:
+        provider.stop()
+
+
+@pytest.fixture
+def boundary_project(tmp_path: Path) -> Path:
+    """A project whose schemas/ holds the committed boundary_env schemas."""
+    shutil.copytree(HERE / "boundary_env", tmp_path / "schemas" / "boundary_env")
+    return tmp_path
 
 
 @pytest.fixture
