@@ -6,7 +6,8 @@ so verify tries each of them first, as schemathesis and hypothesis-jsonschema do
 branch of the action schema (each variant of a union), every field (nested objects' fields
 too) gets, one at a time: minimum and maximum (the nearest value inside an exclusive bound, a
 multiple of `multipleOf`), zero, each enum member, the const, false and true, null,
-minLength/maxLength strings (matching `pattern` and `format`) and minItems/maxItems arrays.
+minLength/maxLength strings (matching `pattern` and `format`), minItems/maxItems arrays,
+empty strings and arrays, and each array's items (the first, or each `prefixItems` position).
 Every action is checked against the committed action schema before it is sent; a bound that
 cannot be built as a valid value becomes a note, never an invalid action.
 """
@@ -38,9 +39,14 @@ class Boundary:
     bound: str
     value: Any
     action: Any
+    base: Any
+    """The simplest action of this kind, which `action` changes at `pointer` only."""
 
-    def describe(self) -> str:
-        return f"{self.pointer} at its {self.bound} ({json.dumps(self.value, ensure_ascii=False)})"
+    def describe(self, limit: int = 80) -> str:
+        """`/label at its maxLength ("aaa...")`: the value cut at `limit` characters."""
+        text = json.dumps(self.value, ensure_ascii=False)
+        text = text if len(text) <= limit else text[: limit - 3] + "..."
+        return f"{self.pointer} at its {self.bound} ({text})"
 
 
 @dataclass
@@ -155,9 +161,10 @@ def _array_values(
 ) -> Iterator[tuple[str, Any]]:
     low = schema.get("minItems") if isinstance(schema.get("minItems"), int) else None
     high = schema.get("maxItems") if isinstance(schema.get("maxItems"), int) else None
-    wanted = [("minItems", low)] if low is not None else []
+    wanted = [("empty array", 0)] if not low else []
+    wanted += [("minItems", low)] if low is not None else []
     wanted += [("maxItems", high)] if high is not None else []
-    if not wanted or isinstance(schema.get("prefixItems"), list):
+    if isinstance(schema.get("prefixItems"), list):
         return
     item = simplest(schema.get("items", True))
     for bound, length in wanted:
@@ -183,35 +190,77 @@ def _members(schema: Any, defs: dict[str, Any]) -> list[dict[str, Any]]:
     return [schema]
 
 
-def _object_variants(
-    schema: dict[str, Any],
-    value: dict[str, Any],
-    pointer: str,
-    ctx: _Context,
-) -> Iterator[tuple[str, str, Any, dict[str, Any]]]:
-    """(pointer, bound, leaf value, `value` with that leaf set) for every field of an object."""
+Variant = tuple[str, str, Any, Any]
+"""(pointer, bound, the leaf's value, the whole value with that leaf set)."""
+
+
+def _variants(schema: dict[str, Any], current: Any, where: str, ctx: _Context) -> Iterator[Variant]:
+    """Every boundary of a value of the (non-union) `schema` now `current`: its own, then its
+    items' (the first, or each of `prefixItems`) and its fields', depth first."""
+    for bound, leaf in leaf_values(schema, ctx.notes, where):
+        yield where, bound, leaf, leaf
+    kinds = _types(schema)
+    if ctx.depth >= ctx.max_depth or not ({"array", "object"} & set(kinds)):
+        return
+    ctx.depth += 1
+    if "array" in kinds:
+        for bound, leaf in _array_values(schema, ctx.simplest, ctx.notes, where):
+            yield where, bound, leaf, leaf
+        yield from _item_variants(schema, current, where, ctx)
+    if "object" in kinds:
+        yield from _field_variants(schema, current, where, ctx)
+    ctx.depth -= 1
+
+
+def _valid_or_simplest(schema: dict[str, Any], current: Any, kind: type, ctx: _Context) -> Any:
+    if isinstance(current, kind) and ctx.fits(schema, current):
+        return current
+    built = ctx.simplest(schema)
+    return built if isinstance(built, kind) else MISSING
+
+
+def _field_variants(
+    schema: dict[str, Any], current: Any, where: str, ctx: _Context
+) -> Iterator[Variant]:
     props = schema.get("properties")
-    if not isinstance(props, dict):
+    if not isinstance(props, dict) or not props:
+        return
+    value = _valid_or_simplest(schema, current, dict, ctx)
+    if value is MISSING:
+        ctx.notes.append(f"fields under {where or 'the action'} not tried: no valid object built")
         return
     for name in sorted(props):
-        where = f"{pointer}/{name.replace('~', '~0').replace('/', '~1')}"
+        inner = f"{where}/{name.replace('~', '~0').replace('/', '~1')}"
         for member in _members(props[name], ctx.defs):
-            for bound, leaf in leaf_values(member, ctx.notes, where):
-                yield where, bound, leaf, {**value, name: leaf}
-            if "array" in _types(member):
-                for bound, leaf in _array_values(member, ctx.simplest, ctx.notes, where):
-                    yield where, bound, leaf, {**value, name: leaf}
-            if "object" in _types(member) and ctx.depth < ctx.max_depth:
-                current = value.get(name)
-                if not (isinstance(current, dict) and ctx.fits(member, current)):
-                    current = ctx.simplest(member)
-                if not isinstance(current, dict):
-                    ctx.notes.append(f"fields under {where} not tried: no valid object built")
-                    continue
-                ctx.depth += 1
-                for inner, bound, leaf, child in _object_variants(member, current, where, ctx):
-                    yield inner, bound, leaf, {**value, name: child}
-                ctx.depth -= 1
+            for pointer, bound, leaf, child in _variants(member, value.get(name), inner, ctx):
+                yield pointer, bound, leaf, {**value, name: child}
+
+
+def _item_variants(
+    schema: dict[str, Any], current: Any, where: str, ctx: _Context
+) -> Iterator[Variant]:
+    prefix: list[Any] = schema.get("prefixItems") or []
+    positional = isinstance(prefix, list) and bool(prefix)
+    if not positional and schema.get("items", True) in (True, {}):
+        return
+    value = current if isinstance(current, list) and current else None
+    if value is None or not ctx.fits(schema, value):
+        low: int = schema["minItems"] if isinstance(schema.get("minItems"), int) else 0
+        item = ctx.simplest(schema.get("items", True))
+        value = [copy.deepcopy(item) for _ in range(max(low, 1))] if not positional else None
+        if value is None or item is MISSING or not ctx.fits(schema, value):
+            value = _valid_or_simplest(schema, None, list, ctx)
+    if not isinstance(value, list) or not value:
+        ctx.notes.append(f"items of {where} not tried: no valid non-empty array built")
+        return
+    positions = range(min(len(prefix), len(value))) if positional else range(1)
+    for index in positions:
+        item_schema = prefix[index] if positional else schema.get("items", True)
+        for member in _members(item_schema, ctx.defs):
+            for pointer, bound, leaf, child in _variants(
+                member, value[index], f"{where}/{index}", ctx
+            ):
+                yield pointer, bound, leaf, [*value[:index], child, *value[index + 1 :]]
 
 
 @dataclass
@@ -245,13 +294,13 @@ def boundary_actions(
         if not isinstance(base, dict):
             notes.append(f"boundaries of action kind {index} not tried: no valid action built")
             continue
-        for pointer, bound, leaf, action in _object_variants(branch, base, "", ctx):
+        for pointer, bound, leaf, action in _field_variants(branch, base, "", ctx):
             key = json.dumps(action, sort_keys=True, default=repr)
             if key in seen:
                 continue
             seen.add(key)
             if is_valid(action):
-                found.append(Boundary(pointer, bound, leaf, action))
+                found.append(Boundary(pointer, bound, leaf, action, base))
             else:
                 notes.append(
                     f"boundary {pointer} {bound} not tried: the action it makes is not valid"

@@ -79,29 +79,33 @@ _SETTINGS = settings(
     suppress_health_check=list(HealthCheck),
     verbosity=Verbosity.quiet,
     derandomize=True,
-    max_examples=300,
+    max_examples=100,
 )
 
 
 def _matching(pattern: str, length: int) -> str | None:
-    """A string of `length` characters that `pattern` matches (searching as JSON Schema does)."""
+    """A string of `length` characters that `pattern` matches (searching as JSON Schema does):
+    the shortest match hypothesis finds, stretched by repeating one of its characters (which
+    fills a quantified part: `[0-9]+`) or padding it; else a search for that length."""
     compiled = ecma_pattern(pattern)
 
     def fits(text: str) -> bool:
         return len(text) == length and re.search(compiled, text) is not None
 
     try:
-        return str(find(st.from_regex(compiled), fits, settings=_SETTINGS))
-    except (NoSuchExample, HypothesisException, re.error):
-        pass
-    try:  # a short match, padded: right for patterns not anchored at that end
         short = str(find(st.from_regex(compiled), lambda t: len(t) <= length, settings=_SETTINGS))
     except (NoSuchExample, HypothesisException, re.error):
         return None
-    for text in (short + "a" * (length - len(short)), "a" * (length - len(short)) + short):
-        if fits(text):
-            return text
-    return None
+    extra = length - len(short)
+    for i in range(len(short) + 1):
+        for char in dict.fromkeys([*short[max(i - 1, 0) : i + 1], "a"]):
+            text: str = short[:i] + char * extra + short[i:]
+            if fits(text):
+                return text
+    try:
+        return str(find(st.from_regex(compiled), fits, settings=_SETTINGS))
+    except (NoSuchExample, HypothesisException):
+        return None
 
 
 def string_of_length(schema: dict[str, Any], length: int) -> tuple[str | None, str]:

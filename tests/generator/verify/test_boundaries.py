@@ -133,10 +133,32 @@ def test_arrays_at_min_items_and_max_items() -> None:
     )
     boundaries, notes = plan(schema)
     assert [(b.pointer, b.bound, b.value) for b in boundaries] == [
+        ("/u", "empty array", []),
+        ("/u/0", "zero", 0),  # u is optional: built from its simplest value, [0]
         ("/xs", "minItems", [0]),
         ("/xs", "maxItems", [0, 0, 0]),
     ]
     assert notes == ["boundary /u maxItems (2 items) not tried: items must differ"]
+
+
+def test_array_items_get_their_own_boundaries() -> None:
+    torques = {
+        "type": "array",
+        "items": {"type": "number", "minimum": -1, "maximum": 1},
+        "minItems": 2,
+        "maxItems": 2,
+    }
+    pair = {"type": "array", "prefixItems": [{"type": "boolean"}, {"enum": ["a", "b"]}]}
+    schema = _object({"torques": torques, "pair": pair})
+    boundaries, notes = plan(schema)
+    assert [(b.pointer, b.bound, b.action) for b in boundaries] == [
+        ("/pair/0", "false", {"pair": [False, "a"], "torques": [0, 0]}),
+        ("/pair/0", "true", {"pair": [True, "a"], "torques": [0, 0]}),
+        ("/pair/1", "enum member 1", {"pair": [False, "b"], "torques": [0, 0]}),
+        ("/torques/0", "minimum", {"pair": [False, "a"], "torques": [-1, 0]}),
+        ("/torques/0", "maximum", {"pair": [False, "a"], "torques": [1, 0]}),
+    ]
+    assert notes == []
 
 
 def test_nested_objects_fields_are_tried_inside_a_valid_parent() -> None:
