@@ -16,6 +16,7 @@ that random examples rarely draw:
 - ``maximum``: ``level`` == 100000.
 - ``enum``: ``style.shade`` == "c27".
 - ``max-length``: ``label`` is exactly 64 characters long.
+- ``every-step``: every step, whatever the action (no bound's doing).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Literal
 
-FAULTS = ("none", "minimum", "maximum", "enum", "max-length")
+FAULTS = ("none", "minimum", "maximum", "enum", "max-length", "every-step")
 PROTOCOLS = ("websocket", "http")
 LIMIT = 100_000
 SHADES = tuple(f"c{i:02d}" for i in range(40))
@@ -32,7 +33,8 @@ Shade = Literal[SHADES]  # type: ignore[valid-type]
 
 def _planted(fault: str, action: Any) -> bool:
     return (
-        (fault == "minimum" and action.level == -LIMIT)
+        fault == "every-step"
+        or (fault == "minimum" and action.level == -LIMIT)
         or (fault == "maximum" and action.level == LIMIT)
         or (fault == "enum" and action.style is not None and action.style.shade == "c27")
         or (fault == "max-length" and len(action.label) == 64)

@@ -68,3 +68,16 @@ def test_a_fault_at_one_boundary_is_found_and_named(
         leaf = leaf[part]
     assert leaf == value
     assert found["seed"] == 1
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_fault_of_every_step_is_reported_once_without_a_bound(
+    boundary_project: Path, boundary_server: str, transport: str
+) -> None:
+    url = f"{boundary_server}/{transport}/every-step"
+    code, report = _verify(boundary_project, url, transport)
+    assert code == 1
+    (found,) = report["violations"]
+    assert found["check"] == "server.error"
+    assert "boundary" not in found
+    assert found["actions"] == [{"label": "", "level": 0}]  # the simplest action fails too
