@@ -53,8 +53,7 @@ EXIT_VIOLATIONS = 1
     type=click.FloatRange(min=1.0),
     default=45.0,
     show_default=True,
-    help="Seconds of boundary actions and fuzzing at most (drift and negative cases come on "
-    "top).",
+    help="Seconds of boundary actions and fuzzing at most (drift and negative cases come on top).",
 )
 @click.option("--no-negative", is_flag=True, help="Skip the invalid-action cases.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
