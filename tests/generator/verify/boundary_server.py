@@ -17,6 +17,8 @@ that random examples rarely draw:
 - ``enum``: ``style.shade`` == "c27".
 - ``max-length``: ``label`` is exactly 64 characters long.
 - ``every-step``: every step, whatever the action (no bound's doing).
+- ``reset-maximum``: a reset whose ``width`` parameter (reset.schema.json: 1 to 100000,
+  default 1) is 100000; the step after it raises.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Literal
 
-FAULTS = ("none", "minimum", "maximum", "enum", "max-length", "every-step")
+FAULTS = ("none", "minimum", "maximum", "enum", "max-length", "every-step", "reset-maximum")
 PROTOCOLS = ("websocket", "http")
 LIMIT = 100_000
 SHADES = tuple(f"c{i:02d}" for i in range(40))
@@ -55,6 +57,9 @@ def build_app(protocol: str, fault: str) -> Any:
         label: str = Field(max_length=64)
         style: Style | None = None
 
+    class BoundaryReset(BaseModel):
+        width: int = Field(default=1, ge=1, le=LIMIT)
+
     class BoundaryObservation(Observation):
         level: int
 
@@ -64,13 +69,17 @@ def build_app(protocol: str, fault: str) -> Any:
         def __init__(self) -> None:
             super().__init__()
             self._state = State()
+            self._width = 1
 
-        def reset(self, seed: int | None = None, episode_id: str | None = None, **kw: Any) -> Any:
+        def reset(
+            self, seed: int | None = None, episode_id: str | None = None, width: int = 1
+        ) -> Any:
             self._state = State(episode_id=episode_id, step_count=0)
+            self._width = width
             return BoundaryObservation(level=0, done=False, reward=None)
 
         def step(self, action: Any, timeout_s: float | None = None, **kw: Any) -> Any:
-            if _planted(fault, action):
+            if _planted(fault, action) or (fault == "reset-maximum" and self._width == LIMIT):
                 raise ValueError(f"planted: the {fault} fault")
             self._state.step_count += 1
             return BoundaryObservation(level=action.level, done=False, reward=0.0)
@@ -81,7 +90,12 @@ def build_app(protocol: str, fault: str) -> Any:
 
     make = websocket_app if protocol == "websocket" else http_app
     return make(
-        BoundaryEnvironment, BoundaryAction, BoundaryObservation, State, name="boundary_env"
+        BoundaryEnvironment,
+        BoundaryAction,
+        BoundaryObservation,
+        State,
+        name="boundary_env",
+        reset_cls=BoundaryReset,
     )
 
 

@@ -61,7 +61,12 @@ def test_a_server_error_on_a_boundary_value_is_shrunk_to_that_value(
     assert code == 1
     (found,) = _only(report, "server.error")
     assert found["actions"] == [{"delta": 3}]
-    assert found["boundary"] == {"pointer": "/delta", "bound": "maximum", "value": 3}
+    assert found["boundary"] == {
+        "role": "action",
+        "pointer": "/delta",
+        "bound": "maximum",
+        "value": 3,
+    }
     assert "EXECUTION_ERROR" in found["message"] or "500" in found["message"]
 
 
