@@ -84,7 +84,8 @@ def verify_command(
     Compares the server's GET /schema with the committed schemas (drift); plays every
     boundary action first (the simplest action of each kind with one field, nested ones too,
     at a bound: minimum, maximum, exclusive bounds, each enum member, const, zero, booleans,
-    null, min/maxLength strings, min/maxItems arrays), then seeded episodes of actions
+    null, min/maxLength strings, min/maxItems arrays, array items; and each reset parameter
+    at its bounds), then seeded episodes of actions
     generated from the action schema, and validates every reply, state and protocol
     invariant (failures shrunk to the shortest reproduction; a boundary failure names the
     field, the bound and the value); and sends actions that break the schema, each just past
