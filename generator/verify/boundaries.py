@@ -101,7 +101,10 @@ def numeric_bounds(schema: dict[str, Any], integer: bool) -> list[tuple[str, Any
         name, value = (max if up else min)(candidates, key=lambda c: c[1])
         step = _number(schema, "multipleOf")
         if step is not None and step > 0:
-            value = toward(value / step) * step
+            if isinstance(step, int) and isinstance(value, int):  # exact: no float rounding
+                value = -(-value // step) * step if up else value // step * step
+            else:
+                value = toward(value / step) * step
             name = f"{name} (multipleOf {step:g})"
         out.append((name, int(value) if integer else value))
     return out

@@ -122,8 +122,8 @@ def _integers(schema: dict[str, Any]) -> st.SearchStrategy[int]:
     lo, hi = (max(lows) if lows else None), (min(highs) if highs else None)
     step = schema.get("multipleOf")
     if isinstance(step, int) and not isinstance(step, bool) and step > 0:
-        first = math.ceil(lo / step) if lo is not None else -1000
-        last = math.floor(hi / step) if hi is not None else 1000
+        first = -(-lo // step) if lo is not None else -1000  # integer division: exact
+        last = hi // step if hi is not None else 1000
         return st.integers(first, last).map(lambda k: k * step) if first <= last else st.nothing()
     if lo is not None and hi is not None and lo > hi:
         return st.nothing()

@@ -68,6 +68,15 @@ def test_multiple_of_moves_each_bound_inside_to_a_multiple() -> None:
     ]
 
 
+def test_multiple_of_bounds_of_large_integers_are_exact() -> None:
+    # 2**62 + 7 / 3 as a float loses the low digits: the bound came out 261 too low
+    bounds = numeric_bounds({"minimum": -(2**62), "maximum": 2**62 + 7, "multipleOf": 3}, True)
+    assert bounds == [
+        ("minimum (multipleOf 3)", -(2**62) + 1),
+        ("maximum (multipleOf 3)", 2**62 + 5),
+    ]
+
+
 def test_each_enum_member_const_booleans_and_null_each_action_once() -> None:
     schema = _object(
         {
