@@ -1,8 +1,8 @@
 """`envgen verify --local` over every example env, as CI runs it: wall time and findings.
 
-Each env is verified with default settings (seed 0, 50 examples of up to 8 steps, 45 s
-fuzzing budget, negative cases on) in a fresh `envgen` process that starts the env's server
-itself and stops it. Target: each finishes within 60 s on this 2-core machine.
+Each env is verified with default settings (seed 0, every boundary action, then 50 examples
+of up to 8 steps, 45 s budget, negative cases on) in a fresh `envgen` process that starts the
+env's server itself and stops it. Target: each finishes within 60 s on this 2-core machine.
 
     python -m benchmarks.bench_verify [--quick] [--out results.json]
     python benchmarks/bench_verify.py [--quick] [--out results.json]
@@ -39,6 +39,7 @@ def verify_one(env: str, extra: list[str]) -> dict[str, Any]:
         "seconds": round(elapsed, 2),
         "ok": report["ok"],
         "episodes": report["episodes"],
+        "boundaries": report.get("boundaries", 0),
         "steps": report["steps"],
         "negative_cases": report["negative_cases"],
         "violations": [v["check"] for v in report["violations"]],
@@ -56,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = [verify_one(env, extra) for env in envs]
     for row in rows:
         print(
-            f"{row['env']:12} {row['seconds']:6.2f} s  {row['episodes']} episodes, "
+            f"{row['env']:12} {row['seconds']:6.2f} s  {row['episodes']} episodes "
+            f"({row['boundaries']} at boundaries), "
             f"{row['steps']} steps, {row['negative_cases']} negative cases, "
             f"{'conforms' if row['ok'] else ', '.join(row['violations'])}"
         )

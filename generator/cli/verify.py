@@ -53,7 +53,7 @@ EXIT_VIOLATIONS = 1
     type=click.FloatRange(min=1.0),
     default=45.0,
     show_default=True,
-    help="Seconds of fuzzing at most (drift and negative cases come on top).",
+    help="Seconds of boundary actions and fuzzing at most (drift and negative cases come on top).",
 )
 @click.option("--no-negative", is_flag=True, help="Skip the invalid-action cases.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
@@ -81,10 +81,15 @@ def verify_command(
 ) -> None:
     """Check a live server of ENV against the committed schemas.
 
-    Compares the server's GET /schema with the committed schemas (drift), plays seeded
-    episodes of actions generated from the action schema and validates every reply, state
-    and protocol invariant (fuzzing, failures shrunk to the shortest reproduction), and sends
-    actions that break the schema, which must be refused without harm (negative cases).
+    Compares the server's GET /schema with the committed schemas (drift); plays every
+    boundary action first (the simplest action of each kind with one field, nested ones too,
+    at a bound: minimum, maximum, exclusive bounds, each enum member, const, zero, booleans,
+    null, min/maxLength strings, min/maxItems arrays, array items; and each reset parameter
+    at its bounds), then seeded episodes of actions
+    generated from the action schema, and validates every reply, state and protocol
+    invariant (failures shrunk to the shortest reproduction; a boundary failure names the
+    field, the bound and the value); and sends actions that break the schema, each just past
+    a bound or of the wrong shape, which must be refused without harm (negative cases).
     """
     # Imported here: hypothesis (the fuzzing) costs a fifth of a second that every other
     # envgen command would otherwise pay at start-up.

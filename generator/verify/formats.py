@@ -30,8 +30,8 @@ def _reproduction(violation: Violation) -> str:
 def render_text(report: VerifyReport) -> str:
     lines = [
         f"envgen verify {report.env} at {report.url} ({report.transport}), seed {report.seed}: "
-        f"{report.episodes} episodes, {report.steps} steps, "
-        f"{report.negative_cases} negative cases"
+        f"{report.episodes} episodes ({report.boundaries} at boundaries), "
+        f"{report.steps} steps, {report.negative_cases} negative cases"
     ]
     lines += [f"  note: {note}" for note in report.notes]
     for v in report.violations:
@@ -53,6 +53,7 @@ def render_json(report: VerifyReport) -> str:
         "episodes": report.episodes,
         "steps": report.steps,
         "negative_cases": report.negative_cases,
+        "boundaries": report.boundaries,
         "notes": report.notes,
         "violations": [v.as_dict() for v in report.violations],
     }

@@ -45,8 +45,11 @@ def action_strategy(action_schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     return from_schema(action_schema)
 
 
-def fuzz(player: Player, report: VerifyReport, options: FuzzOptions) -> None:
-    """Search for violations until a search finds none or the time budget is spent."""
+def fuzz(
+    player: Player, report: VerifyReport, options: FuzzOptions, reported: set[str] | None = None
+) -> None:
+    """Search for violations until a search finds none or the time budget is spent; the checks
+    in `reported` (found by the boundary phase) are looked past."""
     try:
         actions = action_strategy(player.schemas.documents["action"])
     except HypothesisException as exc:  # a schema no action can be drawn from
@@ -59,7 +62,7 @@ def fuzz(player: Player, report: VerifyReport, options: FuzzOptions) -> None:
             params = from_schema(reset_document)
         except HypothesisException as exc:
             report.notes.append(f"reset parameters not drawn: none can be generated ({exc})")
-    reported: set[str] = set()
+    reported = set(reported or ())
     while time.monotonic() < options.deadline:
         found = _search(player, actions, params, options, frozenset(reported))
         if found is None:

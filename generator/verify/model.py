@@ -44,6 +44,8 @@ class Violation:
     """The committed schema file the problem concerns, for annotations."""
     reset_params: dict[str, Any] | None = None
     """The reset parameters sent with `reset(seed=seed)` (envs with reset.schema.json)."""
+    boundary: dict[str, Any] | None = None
+    """For a boundary action: the field's `pointer` in the action, the `bound` and the `value`."""
 
     def as_dict(self) -> dict[str, Any]:
         out = {
@@ -57,6 +59,8 @@ class Violation:
         }
         if self.reset_params is not None:
             out["reset_params"] = self.reset_params
+        if self.boundary is not None:
+            out["boundary"] = self.boundary
         return out
 
 
@@ -73,6 +77,8 @@ class VerifyReport:
     episodes: int = 0
     steps: int = 0
     negative_cases: int = 0
+    boundaries: int = 0
+    """Boundary actions played (each one episode, counted in `episodes` too)."""
 
     @property
     def ok(self) -> bool:

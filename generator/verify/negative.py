@@ -1,7 +1,8 @@
 """Negative cases: actions that break the action schema must be refused, harmlessly.
 
 Each case starts from the simplest valid action (shrunk by hypothesis) and breaks one rule of
-the branch it belongs to: a value past a bound, a value of the wrong type, an unknown union
+the branch it belongs to: a value just past a bound (one past the last value the boundary
+phase tries), a value of the wrong type, an unknown union
 tag, a required field left out, an unknown field where none is allowed. A case the committed
 schema would still accept is dropped. The server must answer each with a validation error
 (HTTP 422, WebSocket VALIDATION_ERROR) and still play a new episode afterwards.
@@ -10,18 +11,17 @@ schema would still accept is dropped. The server must answer each with a validat
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-from hypothesis import HealthCheck, Phase, Verbosity, find, settings
-from hypothesis.errors import HypothesisException, NoSuchExample
-
-from generator.verify.fuzz import action_strategy
+from generator.verify.boundaries import numeric_bounds
 from generator.verify.model import VerifyReport, Violation
 from generator.verify.play import Player
-from generator.verify.schemas import branches, resolve
+from generator.verify.schemas import branches, resolve, validator_for
+from generator.verify.strategies import MISSING, simplest
+from generator.verify.textvalues import string_of_length
 
 UNKNOWN_TAG = "envgen-verify-unknown-tag"
 UNKNOWN_FIELD = "envgen_verify_unknown_field"
@@ -60,25 +60,49 @@ _WRONG_TYPE = {
 }
 
 
-def _value_cases(name: str, schema: dict[str, Any]) -> Iterator[tuple[Any, str]]:
-    """Values that break the property schema `schema`, with why."""
-    for kind in sorted(_types(schema)):
+def _past(schema: dict[str, Any], integer: bool) -> Iterator[tuple[Any, str]]:
+    """One past each numeric bound: the last allowed value (`numeric_bounds`) and one step out
+    (+-1 for an integer, the next multiple, or the next representable float)."""
+    step = schema.get("multipleOf")
+    for name, last in numeric_bounds(schema, integer):
+        up = not name.startswith(("minimum", "exclusiveMinimum"))
+        if isinstance(step, int | float) and not isinstance(step, bool) and step > 0:
+            value = last + step if up else last - step
+        elif integer:
+            value = last + 1 if up else last - 1
+        else:
+            value = math.nextafter(last, math.inf if up else -math.inf)
+        yield value, f"one past its {name} {last}"
+
+
+def _value_cases(
+    name: str, schema: dict[str, Any], defs: dict[str, Any]
+) -> Iterator[tuple[Any, str]]:
+    """Values that break the property schema `schema`, with why: where a bound is broken, the
+    value just past it (a string one character too long, an array one item too short)."""
+    kinds = _types(schema)
+    for kind in sorted(kinds):
         if kind in _WRONG_TYPE:
             yield _WRONG_TYPE[kind], f"{name}: a value of the wrong type (not {kind})"
-    for key, delta in (("maximum", 1), ("minimum", -1)):
+    if kinds & {"integer", "number"}:
+        for value, why in _past(schema, integer="number" not in kinds):
+            yield value, f"{name}: {why}"
+    for key, delta in (("maxLength", 1), ("minLength", -1)):
         bound = schema.get(key)
-        if isinstance(bound, int | float) and not isinstance(bound, bool):
-            yield bound + delta, f"{name}: past its {key} {bound}"
-    for key in ("exclusiveMaximum", "exclusiveMinimum"):
+        if isinstance(bound, int) and bound + delta >= 0:
+            text = string_of_length(schema, bound + delta)[0] or "a" * (bound + delta)
+            yield text, f"{name}: {bound + delta} characters, one past its {key} {bound}"
+    item = None
+    for key, delta in (("maxItems", 1), ("minItems", -1)):
         bound = schema.get(key)
-        if isinstance(bound, int | float) and not isinstance(bound, bool):
-            yield bound, f"{name}: equal to its {key} {bound}"
-    if isinstance(schema.get("maxLength"), int):
-        yield "x" * (schema["maxLength"] + 1), f"{name}: longer than maxLength"
-    if isinstance(schema.get("minLength"), int) and schema["minLength"] > 0:
-        yield "", f"{name}: shorter than minLength"
-    if isinstance(schema.get("maxItems"), int):
-        yield [None] * (schema["maxItems"] + 1), f"{name}: more items than maxItems"
+        if isinstance(bound, int) and bound + delta >= 0:
+            if item is None:
+                found = simplest(schema.get("items", True), defs)
+                item = [None if found is MISSING else found]
+            yield (
+                item * (bound + delta),
+                f"{name}: {bound + delta} items, one past its {key} {bound}",
+            )
     if isinstance(schema.get("enum"), list):
         yield "envgen-verify-not-in-enum", f"{name}: a value outside its enum"
 
@@ -90,7 +114,7 @@ def cases(action: dict[str, Any], action_schema: dict[str, Any]) -> list[Case]:
         (
             b
             for b in branches(action_schema, defs)
-            if jsonschema.Draft202012Validator({**b, "$defs": defs}).is_valid(action)
+            if validator_for({**b, "$defs": defs}).is_valid(action)
         ),
         {},
     )
@@ -112,7 +136,7 @@ def cases(action: dict[str, Any], action_schema: dict[str, Any]) -> list[Case]:
         if "const" in prop:
             variant(f"/{name}", UNKNOWN_TAG, f"{name}: a tag no union member has")
             continue
-        for value, why in _value_cases(name, prop):
+        for value, why in _value_cases(name, prop, defs):
             variant(f"/{name}", value, why)
     for name in sorted(branch.get("required", [])):
         if name in action:
@@ -124,21 +148,7 @@ def cases(action: dict[str, Any], action_schema: dict[str, Any]) -> list[Case]:
 
 def simplest_action(action_schema: dict[str, Any]) -> dict[str, Any] | None:
     """The minimal valid action hypothesis finds, or None when none can be drawn."""
-    try:
-        value = find(
-            action_strategy(action_schema),
-            lambda _: True,
-            settings=settings(
-                database=None,
-                phases=(Phase.generate, Phase.shrink),
-                suppress_health_check=list(HealthCheck),
-                verbosity=Verbosity.quiet,
-                derandomize=True,
-            ),
-            random=None,
-        )
-    except (NoSuchExample, HypothesisException):
-        return None
+    value = simplest(action_schema, action_schema.get("$defs", {}))
     return value if isinstance(value, dict) else None
 
 

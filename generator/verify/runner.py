@@ -1,4 +1,4 @@
-"""One `envgen verify` run: drift, then fuzzing, then negative cases, on one server."""
+"""One `envgen verify` run: drift, boundary actions, fuzzing, negative cases, on one server."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from generator.verify.fuzz import FuzzOptions, fuzz
 from generator.verify.model import VerifyReport, Violation
 from generator.verify.negative import check_negative
 from generator.verify.play import Counters, Player, ServerDown
+from generator.verify.probe import probe
 from generator.verify.schemas import CommittedSchemas
 from generator.verify.session import WireSession
 from generator.verify.target import Target
@@ -51,12 +52,10 @@ def verify(
     session = WireSession(target.url, transport, options.timeout_s)
     player = Player(session, schemas, counters, revive)
     deadline = time.monotonic() + options.time_budget_s
+    fuzz_options = FuzzOptions(options.max_examples, options.max_steps, options.seed, deadline)
     try:
-        fuzz(
-            player,
-            report,
-            FuzzOptions(options.max_examples, options.max_steps, options.seed, deadline),
-        )
+        found = probe(player, report, fuzz_options)
+        fuzz(player, report, fuzz_options, found)
         if options.negative:
             check_negative(player, report, options.seed)
     except ServerDown as exc:

@@ -8,6 +8,7 @@ held to.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ import jsonschema
 
 from generator.diff.model import Role
 from generator.schema.loader import EnvInput, Layout, load_env, role_file
+from generator.verify.textvalues import ecma_search
 
 ROLES: tuple[Role, ...] = ("action", "observation", "state")
 
@@ -26,6 +28,27 @@ class Problem:
     pointer: str
     message: str
     value: Any
+
+
+def _ecma_pattern(
+    validator: Any, pattern: str, instance: Any, schema: Any
+) -> Iterator[jsonschema.ValidationError]:
+    if validator.is_type(instance, "string") and not ecma_search(pattern, instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+EcmaValidator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+    jsonschema.Draft202012Validator, {"pattern": _ecma_pattern}
+)
+"""Draft 2020-12 with `pattern` read as ECMA-262 (textvalues), as JSON Schema means it."""
+
+
+def validator_for(document: Any) -> jsonschema.Validator:
+    """A validator that also checks `format`, as the servers verify talks to do."""
+    validator: jsonschema.Validator = EcmaValidator(
+        document, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    return validator
 
 
 def _pointer(path: Any) -> str:
@@ -50,12 +73,7 @@ class CommittedSchemas:
         if self.env.reset_class:
             self.reset_document = {"$defs": defs, "$ref": f"#/$defs/{self.env.reset_class}"}
             self.files["reset"] = layout.display(role_file(layout.schemas / name, "reset"))
-        self._validators = {
-            role: jsonschema.Draft202012Validator(
-                doc, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-            )
-            for role, doc in self.documents.items()
-        }
+        self._validators = {role: validator_for(doc) for role, doc in self.documents.items()}
 
     @property
     def name(self) -> str:
@@ -128,4 +146,4 @@ def branches(schema: Any, defs: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _validator(schema: dict[str, Any], defs: dict[str, Any]) -> jsonschema.Validator:
-    return jsonschema.Draft202012Validator({**schema, "$defs": defs})
+    return validator_for({**schema, "$defs": defs})

@@ -15,11 +15,15 @@ import json
 import math
 from typing import Any
 
-import jsonschema
+from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException, NoSuchExample
 
-from generator.verify.schemas import resolve
+from generator.verify.schemas import resolve, validator_for
+from generator.verify.textvalues import FORMATS, ecma_pattern, string_of_length
 
+MISSING: Any = object()
+"""What `simplest` gives for a schema no value can be drawn from."""
 MAX_DEPTH = 4
 MAX_ITEMS = 4
 MAX_TEXT = 12
@@ -28,9 +32,27 @@ _JSON_SCALARS = st.none() | st.booleans() | st.integers(-100, 100) | st.text(max
 
 def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     """Values valid against `schema` (a document whose `$ref`s point into its `$defs`)."""
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = validator_for(schema)
     defs = schema.get("$defs", {})
     return _strategy(schema, defs, 0).filter(validator.is_valid)
+
+
+def simplest(schema: Any, defs: dict[str, Any]) -> Any:
+    """The minimal valid value of `schema` hypothesis finds (derandomized), or MISSING."""
+    try:
+        return find(
+            from_schema({**schema, "$defs": defs} if isinstance(schema, dict) else schema),
+            lambda _: True,
+            settings=settings(
+                database=None,
+                phases=(Phase.generate, Phase.shrink),
+                suppress_health_check=list(HealthCheck),
+                verbosity=Verbosity.quiet,
+                derandomize=True,
+            ),
+        )
+    except (NoSuchExample, HypothesisException):
+        return MISSING
 
 
 def _strategy(schema: Any, defs: dict[str, Any], depth: int) -> st.SearchStrategy[Any]:
@@ -100,8 +122,8 @@ def _integers(schema: dict[str, Any]) -> st.SearchStrategy[int]:
     lo, hi = (max(lows) if lows else None), (min(highs) if highs else None)
     step = schema.get("multipleOf")
     if isinstance(step, int) and not isinstance(step, bool) and step > 0:
-        first = math.ceil(lo / step) if lo is not None else -1000
-        last = math.floor(hi / step) if hi is not None else 1000
+        first = -(-lo // step) if lo is not None else -1000  # integer division: exact
+        last = hi // step if hi is not None else 1000
         return st.integers(first, last).map(lambda k: k * step) if first <= last else st.nothing()
     if lo is not None and hi is not None and lo > hi:
         return st.nothing()
@@ -128,10 +150,13 @@ def _strings(schema: dict[str, Any]) -> st.SearchStrategy[str]:
     high = schema.get("maxLength") if isinstance(schema.get("maxLength"), int) else None
     pattern = schema.get("pattern")
     if isinstance(pattern, str):
-        return st.from_regex(pattern).filter(
+        return st.from_regex(ecma_pattern(pattern)).filter(
             lambda s: len(s) >= low and (high is None or len(s) <= high)
         )
     top = high if high is not None else max(low, MAX_TEXT)
+    if schema.get("format") in FORMATS:  # random text is almost never an email or a date
+        built = st.integers(low, max(low, top)).map(lambda n: string_of_length(schema, n)[0])
+        return built.filter(lambda s: s is not None).map(str)
     return st.text(st.characters(codec="utf-8"), min_size=low, max_size=top)
 
 

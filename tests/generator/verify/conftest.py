@@ -1,14 +1,15 @@
-"""The counter_env servers `envgen verify` is tested against: one per planted fault.
+"""The servers `envgen verify` is tested against, each started once per test session.
 
-All are real openenv 0.10 servers (tests/generator/verify/counter_server.py), started in
-parallel once per test session and stopped by their providers at its end.
+counter_env: one real openenv 0.10 process (tests/generator/verify/counter_server.py) serving
+each planted fault at its own prefix. boundary_env: one process
+(tests/generator/verify/boundary_server.py) serving every boundary fault over both protocols.
+Both are stopped by their providers at the session's end.
 """
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -20,17 +21,9 @@ from tests.helpers import REPO
 HERE = Path(__file__).resolve().parent
 
 
-def _provider(fault: str) -> LocalProcessProvider:
+def _provider(*args: str) -> LocalProcessProvider:
     return LocalProcessProvider(
-        [
-            "{python}",
-            "-m",
-            "tests.generator.verify.counter_server",
-            "--port",
-            "{port}",
-            "--fault",
-            fault,
-        ],
+        ["{python}", "-m", *args, "--port", "{port}"],
         startup_timeout_s=120.0,
         cwd=REPO,
         env={"ENABLE_WEB_INTERFACE": "false"},
@@ -39,17 +32,31 @@ def _provider(fault: str) -> LocalProcessProvider:
 
 @pytest.fixture(scope="session")
 def counter_servers() -> Iterator[dict[str, str]]:
-    """Base URL of the counter_env server for each fault (and "none")."""
-    providers = {fault: _provider(fault) for fault in FAULTS}
+    """Base URL of the counter_env server for each fault (and "none"): one process, each
+    fault's app at /<fault>."""
+    provider = _provider("tests.generator.verify.counter_server", "--all")
     try:
-        with ThreadPoolExecutor(len(providers)) as pool:
-            urls = dict(
-                zip(providers, pool.map(lambda p: p.start(), providers.values()), strict=True)
-            )
-        yield urls
+        base = provider.start()
+        yield {fault: f"{base}/{fault}" for fault in FAULTS}
     finally:
-        for provider in providers.values():
-            provider.stop()
+        provider.stop()
+
+
+@pytest.fixture(scope="session")
+def boundary_server() -> Iterator[str]:
+    """Base URL of the boundary_env process; a fault's app is at /<protocol>/<fault>."""
+    provider = _provider("tests.generator.verify.boundary_server")
+    try:
+        yield provider.start()
+    finally:
+        provider.stop()
+
+
+@pytest.fixture
+def boundary_project(tmp_path: Path) -> Path:
+    """A project whose schemas/ holds the committed boundary_env schemas."""
+    shutil.copytree(HERE / "boundary_env", tmp_path / "schemas" / "boundary_env")
+    return tmp_path
 
 
 @pytest.fixture

@@ -1,7 +1,10 @@
 # mypy: disallow-subclassing-any=False, disable-error-code="import-untyped"
 """A real openenv 0.10 server for `envgen verify`'s tests, with one fault planted per process.
 
-    python -m tests.generator.verify.counter_server --port P [--fault NAME]
+    python -m tests.generator.verify.counter_server --port P [--fault NAME | --all]
+
+``--all`` serves every fault in one process, each at ``/<fault>`` (its base URL
+``http://127.0.0.1:P/<fault>``), with ``/health`` for the process.
 
 Faults (each breaks the committed schemas in tests/generator/verify/counter_env/ in one way only):
 - ``none``: conforms.
@@ -101,15 +104,31 @@ def build_app(fault: str) -> Any:
     )
 
 
+def build_all() -> Any:
+    """Every fault's app under its own prefix, and a health check for the process."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Mount, Route
+
+    async def health(request: Any) -> Any:
+        return JSONResponse({"status": "healthy"})
+
+    routes: list[Any] = [Route("/health", health)]
+    routes += [Mount(f"/{fault}", app=build_app(fault)) for fault in FAULTS]
+    return Starlette(routes=routes)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.generator.verify.counter_server")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--fault", choices=FAULTS, default="none")
+    parser.add_argument("--all", action="store_true", help="serve every fault at /<fault>")
     args = parser.parse_args()
     import uvicorn
 
-    uvicorn.run(build_app(args.fault), host=args.host, port=args.port, log_level="warning")
+    app = build_all() if args.all else build_app(args.fault)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

@@ -37,7 +37,8 @@ def test_a_conforming_server_passes(counter_project: Path, counter_servers: dict
     code, out = _verify(counter_project, "--url", counter_servers["none"])
     assert code == 0, out
     assert out.strip().endswith("counter_env: conforms")
-    assert "50 episodes" in out and "negative cases" in out
+    # -3, 3 and 0 first (0 is the simplest action too), then 50 random episodes
+    assert "53 episodes (3 at boundaries)" in out and "negative cases" in out
 
 
 def test_an_observation_that_breaks_for_some_actions_is_shrunk_to_one_step(
@@ -60,6 +61,12 @@ def test_a_server_error_on_a_boundary_value_is_shrunk_to_that_value(
     assert code == 1
     (found,) = _only(report, "server.error")
     assert found["actions"] == [{"delta": 3}]
+    assert found["boundary"] == {
+        "role": "action",
+        "pointer": "/delta",
+        "bound": "maximum",
+        "value": 3,
+    }
     assert "EXECUTION_ERROR" in found["message"] or "500" in found["message"]
 
 
