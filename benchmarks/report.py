@@ -322,21 +322,37 @@ def pool_section(data: dict[str, Any]) -> list[str]:
 
 
 def verify_section(data: dict[str, Any]) -> list[str]:
+    before = data.get("before")
     lines = [
         "## envgen verify over the example envs",
         "",
         f"`envgen verify ENV --local` with default settings; target: each within "
         f"{data['target_s']:.0f} s, server start included.",
+    ]
+    if before:
+        lines.append(
+            f"Wall time: median of {data['runs']} runs of this tree against {before['runs']} of "
+            f"`{before['rev']}`, interleaved on the same cores."
+        )
+    lines += [
         "",
-        "| env | wall time | episodes | steps | negative cases | verdict | within target |",
-        "|---|---|---|---|---|---|---|",
+        "| env | wall time | before | ratio | episodes (at boundaries) | steps | negative cases "
+        "| verdict | within target |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in data["rows"]:
         verdict = "conforms" if row["ok"] else ", ".join(sorted(set(row["violations"])))
+        was = before["seconds"].get(row["env"]) if before else None
+        then = f"{was:.1f} s | {row['seconds'] / was:.2f}" if was else "- | -"
         lines.append(
-            f"| {row['env']} | {row['seconds']:.1f} s | {row['episodes']} | {row['steps']} "
-            f"| {row['negative_cases']} | {verdict} | {_verdict(row['within_target'])} |"
+            f"| {row['env']} | {row['seconds']:.1f} s | {then} | {row['episodes']} "
+            f"({row.get('boundaries', 0)}) | {row['steps']} | {row['negative_cases']} "
+            f"| {verdict} | {_verdict(row['within_target'])} |"
         )
+    if before:
+        now = sum(row["seconds"] for row in data["rows"])
+        was_total = sum(before["seconds"].values())
+        lines += ["", f"All envs: {now:.1f} s against {was_total:.1f} s ({now / was_total:.2f})."]
     return lines
 
 
