@@ -457,7 +457,7 @@ def test_include_paths_must_exist_and_stay_inside_the_project(tmp_path: Path) ->
     assert "/docker/include/0" in result.output and "inside the project" in result.output
 
 
-_DOCKER_TABLE = '\n[docker]\nimage = "me/inc:0.1.0"\ninclude = [{}]\n'
+_DOCKER_TABLE = '\n[docker]\nimage = "me/inc"\ninclude = [{}]\n'
 
 
 def test_serve_entry_fills_placeholders_from_the_environment(tmp_path: Path) -> None:
