@@ -19,7 +19,7 @@ import docker.errors
 import pytest
 from click.testing import CliRunner
 from envgen_runtime import EnvSpec, LocalDockerProvider, ProviderError
-from envgen_runtime.client.launchers import hub_image
+from envgen_runtime.client.launchers import docker_image_plan, hub_image, hub_plan
 from envgen_runtime.containers import (
     LABEL_ENV,
     LABEL_HOST,
@@ -203,6 +203,34 @@ def test_client_options_must_not_decide_who_owns_the_server() -> None:
             provider=LocalDockerProvider("img:1"),
             client_options={"owns_provider": False},  # type: ignore[typeddict-unknown-key]
         )
+
+
+def test_transport_in_client_options_is_refused_naming_the_transport_argument() -> None:
+    for launcher in (EchoEnv.from_docker_image, EchoEnv.from_hub):
+        with pytest.raises(TypeError, match=r"pass transport='http' to the launcher itself"):
+            launcher("x/y", client_options={"transport": "http"})
+
+
+def test_transport_sets_the_containers_protocol_and_the_clients() -> None:
+    provider, options = docker_image_plan(EchoEnv, transport="http", environment=["A=1"])
+    assert isinstance(provider, LocalDockerProvider) and provider.transport == "http"
+    assert provider.run_options["environment"] == {"A": "1", "ENVGEN_PROTOCOL": "http"}
+    assert options == {"transport": "http"}
+    default, options = docker_image_plan(EchoEnv)  # SPEC.transport for both
+    assert default.run_options["environment"] == {"ENVGEN_PROTOCOL": "websocket"}
+    assert options == {"transport": "websocket"}
+    hub, _ = hub_plan(EchoEnv, "openenv/echo-env", transport="http")
+    assert hub.run_options["environment"] == {"ENVGEN_PROTOCOL": "http"}
+
+
+def test_a_protocol_set_by_hand_must_agree_with_the_transport() -> None:
+    with pytest.raises(ValueError, match=r"pass transport='http' instead"):
+        EchoEnv.from_docker_image(environment={"ENVGEN_PROTOCOL": "http"})  # SPEC: websocket
+    with pytest.raises(ValueError, match="transport must be one of"):
+        LocalDockerProvider("img:1", transport="grpc")
+    running = LocalDockerProvider("img:1", transport="http")
+    with pytest.raises(ValueError, match="starts its server with transport 'http'"):
+        EchoEnv.from_docker_image(provider=running, transport="websocket")
 
 
 def test_spec_without_an_image_needs_one_passed() -> None:
@@ -432,7 +460,7 @@ def test_default_include_is_the_server_package_and_the_generated_client() -> Non
 def test_the_runtime_package_goes_in_at_the_app_root() -> None:
     """Generated server modules import envgen_runtime.server, which no registry serves."""
     names = [name for _, name in runtime_files()]
-    assert "envgen_runtime/__init__.py" in names and "envgen_runtime/server.py" in names
+    assert "envgen_runtime/__init__.py" in names and "envgen_runtime/server/__init__.py" in names
     assert "envgen_runtime/py.typed" in names
     assert not any("__pycache__" in name for name in names)
     assert names == sorted(names)
