@@ -36,6 +36,7 @@ from .core.errors import (
 )
 from .core.result import StepResult
 from .core.spec import EnvSpec
+from .core.urls import normalize_base_url
 from .pool.aio import AsyncEnvPool
 from .pool.slots import SlotInfo, SlotLostError, SlotResult
 from .pool.sync import EnvPool
@@ -88,4 +89,5 @@ __all__ = [
     "WebSocketTransport",
     "__version__",
     "check_generated",
+    "normalize_base_url",
 ]

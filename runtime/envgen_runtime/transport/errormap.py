@@ -47,6 +47,21 @@ def reason_of(exc: BaseException) -> str:
     return truncate(str(exc) or type(exc).__name__, 300)
 
 
+_LAUNCH_HINT = "({client}.from_local_process(...) can start it for you)"
+
+
+def for_client(exc: EnvgenRuntimeError, client: str) -> EnvgenRuntimeError:
+    """``exc`` with its launch hint naming the env's own class (``EchoEnv``), not EnvClient.
+
+    The transports do not know which generated class they serve; the client does, and calls
+    this on every error it raises.
+    """
+    generic = _LAUNCH_HINT.format(client="EnvClient")
+    if client != "EnvClient" and generic in exc.message:
+        exc.args = (exc.message.replace(generic, _LAUNCH_HINT.format(client=client)),)
+    return exc
+
+
 def episode_ended(
     text: str,
     *,
@@ -102,7 +117,7 @@ def map_exception(
         if any(isinstance(e, ConnectionRefusedError) for e in exception_chain(exc)):
             message = (
                 f"{op} failed: connection refused by {where}. Is the server running on that "
-                "host and port? (EnvClient.from_local_process(...) can start it for you)"
+                f"host and port? {_LAUNCH_HINT.format(client='EnvClient')}"
             )
             connect = True
         elif connect:
