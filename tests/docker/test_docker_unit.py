@@ -553,3 +553,21 @@ def test_containers_quiet_and_verbose(fake_engine: _FakeCli) -> None:
     dry = CliRunner().invoke(main, ["-q", "containers", "prune", "--dry-run"])
     assert dry.output == "would remove aaaaaaaaaaaa (echo_env, pid " + dry.output.split("pid ")[1]
     assert "kept" not in dry.output
+
+
+def test_the_deps_layer_leaves_out_packages_test_suites(tmp_path: Path) -> None:
+    import tarfile
+
+    from generator.image.deps import DEPS_DIR_IN_IMAGE, _without_tests
+
+    site = tmp_path / "site-packages"
+    for rel in ("pandas/tests/frame/test_x.py", "pandas/core/a.py", "jinja2/tests.py",
+                "numpy/_core/tests/t.py", "numpy/testing/u.py", "test/top.py"):  # fmt: skip
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text("")
+    with tarfile.open(tmp_path / "layer.tar", "w") as tar:
+        tar.add(site, arcname=DEPS_DIR_IN_IMAGE.lstrip("/"), filter=_without_tests)
+        names = {n.removeprefix(DEPS_DIR_IN_IMAGE.lstrip("/") + "/") for n in tar.getnames()}
+        assert all(m.uid == 0 and m.uname == "root" for m in tar.getmembers())
+    files = {n for n in names if n.endswith(".py")}
+    assert files == {"pandas/core/a.py", "jinja2/tests.py", "numpy/testing/u.py", "test/top.py"}
