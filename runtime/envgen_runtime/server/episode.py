@@ -59,20 +59,20 @@ def _guard_step_async(step: Any) -> Any:
     return guarded
 
 
-def _clear_on_reset(reset: Any, asynchronous: bool) -> Any:
-    if asynchronous:
-
-        @functools.wraps(reset)
-        async def cleared_async(self: Any, *args: Any, **kwargs: Any) -> Any:
-            observation = await reset(self, *args, **kwargs)
-            setattr(self, _ENDED, False)
-            return observation
-
-        return cleared_async
-
+def _clear_on_reset(reset: Any) -> Any:
     @functools.wraps(reset)
     def cleared(self: Any, *args: Any, **kwargs: Any) -> Any:
         observation = reset(self, *args, **kwargs)
+        setattr(self, _ENDED, False)
+        return observation
+
+    return cleared
+
+
+def _clear_on_reset_async(reset: Any) -> Any:
+    @functools.wraps(reset)
+    async def cleared(self: Any, *args: Any, **kwargs: Any) -> Any:
+        observation = await reset(self, *args, **kwargs)
         setattr(self, _ENDED, False)
         return observation
 
@@ -85,14 +85,17 @@ def refusing_steps_after_done(environment_cls: type[Any]) -> type[Any]:
     The async methods are wrapped only where the env overrides them, since openenv calls
     ``step_async``/``reset_async`` instead of the plain ones exactly when they are overridden.
     """
-    namespace: dict[str, Any] = {
-        "step": _guard_step(environment_cls.step),
-        "reset": _clear_on_reset(environment_cls.reset, asynchronous=False),
-    }
-    if getattr(environment_cls, "step_async", None) is not Environment.step_async:
-        namespace["step_async"] = _guard_step_async(environment_cls.step_async)
-    if getattr(environment_cls, "reset_async", None) is not Environment.reset_async:
-        namespace["reset_async"] = _clear_on_reset(environment_cls.reset_async, asynchronous=True)
+    namespace: dict[str, Any] = {}
+    for name, wrap in (("step", _guard_step), ("reset", _clear_on_reset)):
+        if callable(getattr(environment_cls, name, None)):  # an openenv Environment has both
+            namespace[name] = wrap(getattr(environment_cls, name))
+    for name, wrap, base in (
+        ("step_async", _guard_step_async, Environment.step_async),
+        ("reset_async", _clear_on_reset_async, Environment.reset_async),
+    ):
+        method = getattr(environment_cls, name, None)
+        if callable(method) and method is not base:
+            namespace[name] = wrap(method)
     guarded = type(environment_cls.__name__, (environment_cls,), namespace)
     guarded.__qualname__ = environment_cls.__qualname__
     guarded.__module__ = environment_cls.__module__
