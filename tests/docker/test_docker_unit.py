@@ -430,7 +430,7 @@ def test_image_lists_every_example_env_with_its_env_toml_tag() -> None:
     for manifest in manifests:
         docker = tomllib.loads((REPO / "schemas" / manifest.name / "env.toml").read_text())
         assert (manifest.docker_image, manifest.docker_port) == (
-            docker["docker"]["image"],
+            f"{docker['docker']['image']}:{docker['version']}",  # the tag is the version
             docker["docker"]["port"],
         )
     result = CliRunner().invoke(main, ["--root", str(REPO), "image", "--list"])
