@@ -32,7 +32,7 @@ def max_concurrent_envs() -> int:
 
 @dataclass(frozen=True)
 class EnvInfo:
-    """What `/metadata` reports; mirrors the env's `env.toml`."""
+    """What `/metadata` reports; the version is the generated client's `SPEC.version`."""
 
     name: str
     description: str

@@ -6,12 +6,13 @@ logic is `examples/coding_env/logic.py`.
 
 from examples._serve import EnvInfo, main
 from examples.coding_env.logic import CodingLogic
+from generated.coding_env import CodingEnv
 from generated.coding_env.server import CodingAction, CodingObservation, CodingState
 
 INFO = EnvInfo(
     name="coding_env",
     description="Runs Python code in a subprocess and reports stdout, stderr and exit code.",
-    version="0.1.0",
+    version=CodingEnv.SPEC.version,  # env.toml's, through `envgen generate`
 )
 
 if __name__ == "__main__":

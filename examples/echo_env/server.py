@@ -6,12 +6,13 @@ logic is `examples/echo_env/logic.py`.
 
 from examples._serve import EnvInfo, main
 from examples.echo_env.logic import EchoLogic
+from generated.echo_env import EchoEnv
 from generated.echo_env.server import EchoAction, EchoObservation, EchoState
 
 INFO = EnvInfo(
     name="echo_env",
     description="Echoes each message back; the simplest possible environment.",
-    version="0.1.0",
+    version=EchoEnv.SPEC.version,  # env.toml's, through `envgen generate`
 )
 
 if __name__ == "__main__":

@@ -7,12 +7,13 @@ schemas/grid_env/reset.schema.json (`size`, `difficulty`), checked by the genera
 
 from examples._serve import EnvInfo, main
 from examples.grid_env.logic import GridLogic
+from generated.grid_env import GridEnv
 from generated.grid_env.server import GridAction, GridObservation, GridResetParams, GridState
 
 INFO = EnvInfo(
     name="grid_env",
     description="A seeded gridworld: move, turn and pick up items.",
-    version="0.1.0",
+    version=GridEnv.SPEC.version,  # env.toml's, through `envgen generate`
 )
 
 if __name__ == "__main__":

@@ -6,12 +6,13 @@ logic is `examples/reacher_env/logic.py`.
 
 from examples._serve import EnvInfo, main
 from examples.reacher_env.logic import ReacherLogic
+from generated.reacher_env import ReacherEnv
 from generated.reacher_env.server import ReacherAction, ReacherObservation, ReacherState
 
 INFO = EnvInfo(
     name="reacher_env",
     description="A two-link planar arm reaching for a seeded target; continuous control.",
-    version="0.1.0",
+    version=ReacherEnv.SPEC.version,  # env.toml's, through `envgen generate`
 )
 
 if __name__ == "__main__":

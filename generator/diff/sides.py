@@ -16,7 +16,7 @@ from generator.errors import InputError, ManifestError
 from generator.schema.bundle import ROLES, Bundle, Bundler
 from generator.schema.check import check_reset_params, check_role_root
 from generator.schema.jsonio import read_json
-from generator.schema.loader import MANIFEST, EnvInput, Layout, role_file
+from generator.schema.loader import MANIFEST, EnvInput, Layout, did_you_mean, role_file
 from generator.schema.manifest import Manifest, check_env_name, load_manifest
 
 _ROLE_CLASS = {
@@ -73,7 +73,11 @@ def load_env_side(layout: Layout, name: str, label: str) -> Side:
         raise InputError(f"env name {name!r} {problem}", file=layout.display(env_dir))
     manifest_path = env_dir / MANIFEST
     if not manifest_path.is_file():
-        raise ManifestError(f"no environment named {name!r}", file=layout.display(manifest_path))
+        raise ManifestError(
+            f"no environment named {name!r}",
+            file=layout.display(manifest_path),
+            hint=did_you_mean(layout, name),
+        )
     manifest = load_manifest(manifest_path, layout.display(manifest_path), name)
     prefix = manifest.class_prefix
     role_names = {role: f"{prefix}{_ROLE_CLASS[role]}" for role in ROLES}

@@ -33,7 +33,7 @@ def image_envs(layout: Layout, names: Sequence[str] = ()) -> list[Manifest]:
                     f"{manifest.name} has no [docker] image",
                     file=_env_toml(layout, manifest.name),
                     pointer="/docker/image",
-                    hint='add e.g. image = "you/my-env:0.1.0" to env.toml',
+                    hint='add e.g. image = "you/my-env" to env.toml (tagged with its version)',
                 )
         return manifests
     return [m for m in manifests if m.docker_image is not None]

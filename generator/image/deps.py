@@ -3,7 +3,9 @@
 The packages are installed on the host with `pip install --target`, constrained to the
 versions installed here (what was tested), and the shared libraries their extension modules
 load are added. One image per set of requirements (`envgen/server-deps:PY-KEY`), shared by
-every env that asks for the same set; the installed folder is cached between runs.
+every env that asks for the same set; the installed folder is cached between runs. The
+packages' own test suites (`tests/` and `test/` folders inside a package, 63 MB for
+openenv 0.10's dependencies, pandas' alone 46 MB) are left out: a server never imports them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from generator.image.log import log
 from generator.image.rootfs import BASE_CHANGES, _add_file, base_rootfs, shared_libraries
 
 DEPS_DIR_IN_IMAGE = "/opt/envgen/site-packages"
+TEST_DIRS = frozenset({"tests", "test"})
+"""Folders inside an installed package that hold its test suite, left out of the image."""
 
 
 def pinned_versions() -> str:
@@ -90,12 +94,13 @@ def build_deps(
     Imported as one layer (the base's root filesystem with the packages added), not built
     FROM the base: an import is several times faster than a build with a 470 MB context.
     """
-    key = digest(FORMAT, "deps", base_key, *sorted(requirements), pinned_versions())
+    installed = digest(FORMAT, "deps", base_key, *sorted(requirements), pinned_versions())
+    key = digest(installed, "without", *sorted(TEST_DIRS))  # the image holds less than pip's
     tag = deps_tag(info, key)
     if not force and current_key(client, tag) == key:
         log(f"{tag}: up to date")
         return key, tag
-    deps = install_deps(cache, key, requirements)
+    deps = install_deps(cache, installed, requirements)
     started = time.monotonic()
     site = deps / "site-packages"
     extensions = [str(p) for p in site.rglob("*.so*") if p.is_file() and ".so" in p.name]
@@ -105,7 +110,7 @@ def build_deps(
     with tarfile.open(tar_path, "a", format=tarfile.PAX_FORMAT) as tar:
         for lib in extra:
             _add_file(tar, lib, lib)
-        tar.add(site, arcname=DEPS_DIR_IN_IMAGE.lstrip("/"), filter=_as_root)
+        tar.add(site, arcname=DEPS_DIR_IN_IMAGE.lstrip("/"), filter=_without_tests)
     changes = [*BASE_CHANGES, f"ENV PYTHONPATH={DEPS_DIR_IN_IMAGE}"]
     import_rootfs(client, tar_path, tag, key, changes)
     log(
@@ -113,6 +118,19 @@ def build_deps(
         f"({len(extra)} shared libraries added for extension modules)"
     )
     return key, tag
+
+
+def _without_tests(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+    """A package's test folder is skipped (with all it holds); everything else goes in as root.
+
+    Only folders below a top-level package: `jinja2/tests.py` (a module) and a top-level
+    `test` distribution stay.
+    """
+    parts = Path(info.name).parts  # opt/envgen/site-packages/<package>/.../tests
+    inside_package = len(parts) > len(Path(DEPS_DIR_IN_IMAGE.lstrip("/")).parts) + 1
+    if info.isdir() and inside_package and parts[-1] in TEST_DIRS:
+        return None
+    return _as_root(info)
 
 
 def _as_root(info: tarfile.TarInfo) -> tarfile.TarInfo | None:

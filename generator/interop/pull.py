@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+
+from envgen_runtime import normalize_base_url
 
 from generator.errors import EnvgenError, SchemaError
 from generator.interop.openenv import (
@@ -36,32 +37,13 @@ class BadURLError(EnvgenError):
 def server_url(text: str) -> str:
     """The base URL to read from: `host:port` means `http://host:port`; others must be http(s).
 
-    Checked before any request so a typo gets a usage error naming the argument instead of
-    an HTTP library's message about connection adapters.
+    The runtime's `normalize_base_url` (what clients accept too), limited to http(s), which is
+    what `requests` speaks; its ValueError becomes a usage error naming the argument.
     """
-    url = text.strip()
-    if not url:
-        raise BadURLError("the URL is empty", hint="e.g. http://127.0.0.1:8000")
-    if any(ch.isspace() for ch in url):
-        raise BadURLError(f"{text!r} contains a space")
-    if "://" not in url:
-        url = "http://" + url
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise BadURLError(
-            f"{text!r} must start with http:// or https:// (or be a bare host:port)",
-        )
-    if not parts.hostname:
-        raise BadURLError(f"{text!r} has no host", hint="e.g. http://127.0.0.1:8000")
     try:
-        parts.port  # noqa: B018 - raises ValueError for a port that is not 0-65535
-    except ValueError:
-        raise BadURLError(f"{text!r} has an invalid port (expected 1-65535)") from None
-    if parts.query:
-        raise BadURLError(f"{text!r} has a query (?...); give the server's base URL")
-    if parts.fragment:
-        raise BadURLError(f"{text!r} has a fragment (#...); give the server's base URL")
-    return url.rstrip("/")
+        return normalize_base_url(text, schemes=("http", "https"))
+    except ValueError as exc:
+        raise BadURLError(str(exc)) from None
 
 
 @dataclass(frozen=True)

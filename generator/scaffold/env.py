@@ -151,12 +151,12 @@ def new_env(
                 "--protocol",
                 "{transport}",
             ),
-            docker_image=f"{name.replace('_', '-')}:{version}",
+            docker_image=name.replace("_", "-"),  # tagged with `version` (env.toml's)
             startup_timeout_s=STARTUP_TIMEOUT_S,
         ),
     )
     try:
-        _write_server(layout, folder, server_module(name, prefix, module, description, version))
+        _write_server(layout, folder, server_module(name, prefix, module, description))
     except BaseException:
         shutil.rmtree(target, ignore_errors=True)
         raise

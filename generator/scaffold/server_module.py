@@ -2,7 +2,8 @@
 
 Only the env name and the class prefix (both checked identifiers) and the env's description
 (as a JSON string literal, also a Python one) reach the text: nothing typed on the command
-line can become code.
+line can become code. The version is not written in: the module passes the generated
+client's `SPEC.version` (env.toml's), so a version bump reaches `/metadata` by `envgen generate`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 from envgen_runtime.server import main
 from openenv.core.env_server.interfaces import Environment
 
+from generated.$name import ${prefix}Env
 from generated.$name.server import ${prefix}Action, ${prefix}Observation, ${prefix}State
 
 MAX_TURNS = $max_turns
@@ -78,13 +80,13 @@ if __name__ == "__main__":
         ${prefix}State,
         name=$name_literal,
         description=$description_literal,
-        version=$version_literal,
+        version=${prefix}Env.SPEC.version,  # env.toml's version, through `envgen generate`
     )
 '''
 )
 
 
-def server_module(name: str, prefix: str, module: str, description: str, version: str) -> str:
+def server_module(name: str, prefix: str, module: str, description: str) -> str:
     """The text of the scaffolded server module for env `name`."""
     return _SERVER.substitute(
         name=name,
@@ -93,5 +95,4 @@ def server_module(name: str, prefix: str, module: str, description: str, version
         max_turns=MAX_TURNS,
         name_literal=json.dumps(name),  # a valid Python string literal, double-quoted
         description_literal=json.dumps(description),
-        version_literal=json.dumps(version),
     )

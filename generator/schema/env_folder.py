@@ -70,7 +70,7 @@ class EnvFiles:
             "[docker]",
             f"image = {_toml_str(self.docker_image)}"
             if self.docker_image
-            else f"# image = {_toml_str(self.name.replace('_', '-') + ':' + self.version)}",
+            else f"# image = {_toml_str(self.name.replace('_', '-'))}  # tagged with the version",
             "port = 8000",
             "",
         ]

@@ -73,6 +73,14 @@ def discover_envs(layout: Layout) -> list[str]:
     return sorted(p.parent.name for p in layout.schemas.glob(f"*/{MANIFEST}"))
 
 
+def did_you_mean(layout: Layout, name: str) -> str | None:
+    """ "did you mean 'echo_env'?" for an env name with no env.toml, when one is close."""
+    import difflib
+
+    close = difflib.get_close_matches(name, discover_envs(layout), n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else None
+
+
 def role_file(env_dir: Path, role: str) -> Path:
     return env_dir / f"{role}.schema.json"
 
@@ -90,10 +98,12 @@ def load_env(layout: Layout, name: str) -> EnvInput:
         raise InputError(f"env name {name!r} {problem}", file=layout.display(env_dir))
     manifest_path = env_dir / MANIFEST
     if not manifest_path.is_file():
+        create = f"create it with `envgen new {name}`"
+        close = did_you_mean(layout, name)
         raise ManifestError(
             f"no environment named {name!r}",
             file=layout.display(manifest_path),
-            hint=f"create it with `envgen new {name}`",
+            hint=f"{close} (or {create})" if close else create,
         )
     manifest = load_manifest(manifest_path, layout.display(manifest_path), name)
     prefix = manifest.class_prefix

@@ -171,6 +171,8 @@ def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
     image = docker.get("image")
     if image is not None and (not isinstance(image, str) or not image.strip()):
         raise fail("/docker/image", "image must be a non-empty string")
+    if image is not None:
+        image = image_reference(image, version, fail)
     port = docker.get("port", 8000)
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         raise fail("/docker/port", "port must be an integer from 1 to 65535")
@@ -217,6 +219,33 @@ def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
         docker_requirements=DEFAULT_DOCKER_REQUIREMENTS if requirements is None else requirements,
         docker_include=include,
     )
+
+
+def docker_tag(version: str) -> str:
+    """The image tag of an env version: the version itself (a ``+`` becomes ``_``, since Docker
+    tags cannot hold it)."""
+    return version.replace("+", "_")
+
+
+def image_reference(image: str, version: str, fail: Any) -> str:
+    """``[docker] image`` with its tag: derived from ``version`` when absent (the one source).
+
+    A tag that names the same version is accepted (env.toml files written before the tag was
+    derived); one that names another version is an error, since the image would then report a
+    version its schemas do not have. A digest (``@sha256:...``) pins content and is kept.
+    """
+    if "@" in image:
+        return image
+    repository, colon, tag = image.rpartition(":")
+    if not colon or "/" in tag:  # no tag (a colon before the last '/' is a registry's port)
+        return f"{image}:{docker_tag(version)}"
+    if tag != docker_tag(version):
+        raise fail(
+            "/docker/image",
+            f"image tag {tag!r} contradicts version {version!r}",
+            hint=f'write image = "{repository}": the tag is derived from version',
+        )
+    return image
 
 
 def _string_list(

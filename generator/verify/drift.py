@@ -1,4 +1,5 @@
-"""Schema drift: the server's own `GET /schema` against the committed schemas.
+"""Drift: the server's own `GET /schema` against the committed schemas, and the version its
+`GET /metadata` reports against env.toml's (`check_version`).
 
 The server's schemas are read as `envgen pull` reads them (the envelope's reward and done
 left out of the observation) and compared with the committed ones by the diff engine, the
@@ -67,3 +68,35 @@ def check_drift(layout: Layout, schemas: CommittedSchemas, url: str, report: Ver
                         file=layout.display(committed_path),
                     )
                 )
+
+
+def check_version(
+    layout: Layout, schemas: CommittedSchemas, url: str, report: VerifyReport
+) -> None:
+    """Report a server whose `/metadata` version is not env.toml's (the schemas' version).
+
+    A mismatch means the server was built from other schemas, or passes a version of its own
+    instead of the generated `SPEC.version`.
+    """
+    try:
+        body = fetch_json(url, "/metadata", optional=True)
+    except EnvgenError as exc:
+        report.notes.append(f"version not checked: {exc.message}")
+        return
+    served = body.get("version") if isinstance(body, dict) else None
+    if served is None:
+        report.notes.append("version not checked: the server's /metadata reports no version")
+        return
+    manifest = schemas.env.manifest
+    if served != manifest.version:
+        toml = layout.display(layout.schemas / schemas.name / "env.toml")
+        report.add(
+            Violation(
+                check="drift.version",
+                message=f"the server reports version {served!r} in /metadata, env.toml says "
+                f"{manifest.version!r}: serve the generated SPEC.version (and rebuild the image)",
+                pointer="/version",
+                value=served,
+                file=toml,
+            )
+        )

@@ -9,6 +9,7 @@ from typing import Any
 CHECKS: dict[str, str] = {
     "drift.breaking": "the server's /schema differs from the committed schemas in a way "
     "that breaks the committed client",
+    "drift.version": "the server's /metadata version is not env.toml's version",
     "reset.observation": "a reset reply breaks the committed observation schema or envelope",
     "reset.done": "a reset reply says the episode is already done",
     "step.observation": "a step reply breaks the committed observation schema or envelope",

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from generator.schema.loader import Layout
-from generator.verify.drift import check_drift
+from generator.verify.drift import check_drift, check_version
 from generator.verify.fuzz import FuzzOptions, fuzz
 from generator.verify.model import VerifyReport, Violation
 from generator.verify.negative import check_negative
@@ -40,6 +40,7 @@ def verify(
     report = VerifyReport(env=schemas.name, url=target.url, transport=transport, seed=options.seed)
     if options.drift:
         check_drift(layout, schemas, target.url, report)
+        check_version(layout, schemas, target.url, report)
     counters = Counters()
     revive: Callable[[], str] | None = None
     if target.can_restart:

@@ -25,6 +25,7 @@ from .core.errors import (
     EnvgenRuntimeError,
     EnvTimeoutError,
     EnvValidationError,
+    EpisodeEndedError,
     MissingExtraError,
     ProtocolError,
     ProviderError,
@@ -35,6 +36,7 @@ from .core.errors import (
 )
 from .core.result import StepResult
 from .core.spec import EnvSpec
+from .core.urls import normalize_base_url
 from .pool.aio import AsyncEnvPool
 from .pool.slots import SlotInfo, SlotLostError, SlotResult
 from .pool.sync import EnvPool
@@ -64,6 +66,7 @@ __all__ = [
     "EnvTimeoutError",
     "EnvValidationError",
     "EnvgenRuntimeError",
+    "EpisodeEndedError",
     "HttpTransport",
     "LocalDockerProvider",
     "LocalProcessProvider",
@@ -86,4 +89,5 @@ __all__ = [
     "WebSocketTransport",
     "__version__",
     "check_generated",
+    "normalize_base_url",
 ]

@@ -21,9 +21,7 @@ ECHO_IMAGE = "envgen/echo-env:0.1.0"
 START_CHILD = """
 from generated.echo_env import EchoEnv
 from envgen_runtime.containers import SESSION_ID
-env = EchoEnv.from_docker_image(
-    environment={"ENVGEN_PROTOCOL": "http"}, client_options={"transport": "http"}
-)
+env = EchoEnv.from_docker_image(transport="http")
 print(env.provider.container_id, SESSION_ID, flush=True)
 """
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from envgen_runtime import LocalDockerProvider, ProviderError
-from envgen_runtime.client.base import ClientOptions
 from envgen_runtime.core.spec import TransportName
 from envgen_runtime.providers.docker import (
     LABEL_ENV,
@@ -42,11 +41,7 @@ def sync_client_class(env: str) -> Any:
 
 def echo_http(**options: Any) -> EchoEnv:
     """An echo_env container serving stateful HTTP (openenv-core), the fastest to start."""
-    environment = {"ENVGEN_PROTOCOL": "http", **options.pop("environment", {})}
-    client_options: ClientOptions = {"transport": "http"}
-    return EchoEnv.from_docker_image(
-        environment=environment, client_options=client_options, **options
-    )
+    return EchoEnv.from_docker_image(transport="http", **options)
 
 
 @pytest.mark.parametrize("transport", ["websocket", "http"])
@@ -57,9 +52,8 @@ def test_episode_in_a_container_over_each_transport(
     docker_engine: Any,
 ) -> None:
     started = time.monotonic()
-    with EchoEnv.from_docker_image(
-        environment={"ENVGEN_PROTOCOL": transport}, client_options={"transport": transport}
-    ) as env:
+    # transport= alone starts the matching server (ENVGEN_PROTOCOL in the container)
+    with EchoEnv.from_docker_image(transport=transport) as env:
         record(f"start-to-ready {transport} (echo_env)", time.monotonic() - started)
         provider = env.provider
         assert isinstance(provider, LocalDockerProvider)
@@ -75,6 +69,8 @@ def test_episode_in_a_container_over_each_transport(
 
         (container,) = session_containers()
         assert container.id == provider.container_id
+        assert f"ENVGEN_PROTOCOL={transport}" in container.attrs["Config"]["Env"]
+        assert env.transport_name == transport
         labels = container.labels
         assert labels[LABEL_ENV] == "echo_env"
         assert labels[LABEL_SESSION] == SESSION_ID
@@ -127,6 +123,7 @@ def test_run_options_are_passed_through(
             (container,) = session_containers()
             config = container.attrs
             assert "EXTRA_SETTING=on" in config["Config"]["Env"]
+            assert "ENVGEN_PROTOCOL=http" in config["Config"]["Env"]  # merged with the given
             assert config["HostConfig"]["Memory"] == 512 * 1024 * 1024
             assert config["HostConfig"]["NanoCpus"] == 1_000_000_000
             assert network.name in config["NetworkSettings"]["Networks"]
@@ -210,9 +207,7 @@ def test_container_removed_when_building_the_client_fails(
             raise RuntimeError("transport construction failed")
 
     with pytest.raises(RuntimeError, match="transport construction failed"):
-        BrokenEcho.from_docker_image(
-            environment={"ENVGEN_PROTOCOL": "http"}, client_options={"transport": "http"}
-        )
+        BrokenEcho.from_docker_image(transport="http")
     assert session_containers() == []
 
 
@@ -301,10 +296,7 @@ def test_async_client_runs_the_episode_in_a_container(
     async_echo = _async_echo_class()
 
     async def episode() -> tuple[str, int]:
-        options: ClientOptions = {"transport": transport}
-        async with async_echo.from_docker_image(
-            environment={"ENVGEN_PROTOCOL": transport}, client_options=options
-        ) as env:
+        async with async_echo.from_docker_image(transport=transport) as env:
             assert len(session_containers()) == 1
             await env.reset(seed=3)
             result = await env.step(EchoAction(message="async"))

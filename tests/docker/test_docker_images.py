@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from envgen_runtime.client.base import ClientOptions
 
 from generated.echo_env import EchoAction, EchoEnv
 from tests.helpers import REPO
@@ -74,10 +73,7 @@ def test_registry_dockerfile_layout_serves_an_episode(
     tag = "envgen/echo-env:dockerfile-test"
     docker_engine.images.build(path=str(tmp_path), tag=tag, rm=True, forcerm=True)
     try:
-        options: ClientOptions = {"transport": "http"}
-        with EchoEnv.from_docker_image(
-            tag, environment={"ENVGEN_PROTOCOL": "http"}, client_options=options
-        ) as env:
+        with EchoEnv.from_docker_image(tag, transport="http") as env:
             env.reset()
             assert env.step(EchoAction(message="built")).observation.echoed_message == "built"
         assert session_containers() == []

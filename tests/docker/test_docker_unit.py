@@ -19,7 +19,7 @@ import docker.errors
 import pytest
 from click.testing import CliRunner
 from envgen_runtime import EnvSpec, LocalDockerProvider, ProviderError
-from envgen_runtime.client.launchers import hub_image
+from envgen_runtime.client.launchers import docker_image_plan, hub_image, hub_plan
 from envgen_runtime.containers import (
     LABEL_ENV,
     LABEL_HOST,
@@ -203,6 +203,34 @@ def test_client_options_must_not_decide_who_owns_the_server() -> None:
             provider=LocalDockerProvider("img:1"),
             client_options={"owns_provider": False},  # type: ignore[typeddict-unknown-key]
         )
+
+
+def test_transport_in_client_options_is_refused_naming_the_transport_argument() -> None:
+    for launcher in (EchoEnv.from_docker_image, EchoEnv.from_hub):
+        with pytest.raises(TypeError, match=r"pass transport='http' to the launcher itself"):
+            launcher("x/y", client_options={"transport": "http"})
+
+
+def test_transport_sets_the_containers_protocol_and_the_clients() -> None:
+    provider, options = docker_image_plan(EchoEnv, transport="http", environment=["A=1"])
+    assert isinstance(provider, LocalDockerProvider) and provider.transport == "http"
+    assert provider.run_options["environment"] == {"A": "1", "ENVGEN_PROTOCOL": "http"}
+    assert options == {"transport": "http"}
+    default, options = docker_image_plan(EchoEnv)  # SPEC.transport for both
+    assert default.run_options["environment"] == {"ENVGEN_PROTOCOL": "websocket"}
+    assert options == {"transport": "websocket"}
+    hub, _ = hub_plan(EchoEnv, "openenv/echo-env", transport="http")
+    assert hub.run_options["environment"] == {"ENVGEN_PROTOCOL": "http"}
+
+
+def test_a_protocol_set_by_hand_must_agree_with_the_transport() -> None:
+    with pytest.raises(ValueError, match=r"pass transport='http' instead"):
+        EchoEnv.from_docker_image(environment={"ENVGEN_PROTOCOL": "http"})  # SPEC: websocket
+    with pytest.raises(ValueError, match="transport must be one of"):
+        LocalDockerProvider("img:1", transport="grpc")
+    running = LocalDockerProvider("img:1", transport="http")
+    with pytest.raises(ValueError, match="starts its server with transport 'http'"):
+        EchoEnv.from_docker_image(provider=running, transport="websocket")
 
 
 def test_spec_without_an_image_needs_one_passed() -> None:
@@ -402,7 +430,7 @@ def test_image_lists_every_example_env_with_its_env_toml_tag() -> None:
     for manifest in manifests:
         docker = tomllib.loads((REPO / "schemas" / manifest.name / "env.toml").read_text())
         assert (manifest.docker_image, manifest.docker_port) == (
-            docker["docker"]["image"],
+            f"{docker['docker']['image']}:{docker['version']}",  # the tag is the version
             docker["docker"]["port"],
         )
     result = CliRunner().invoke(main, ["--root", str(REPO), "image", "--list"])
@@ -457,7 +485,7 @@ def test_include_paths_must_exist_and_stay_inside_the_project(tmp_path: Path) ->
     assert "/docker/include/0" in result.output and "inside the project" in result.output
 
 
-_DOCKER_TABLE = '\n[docker]\nimage = "me/inc:0.1.0"\ninclude = [{}]\n'
+_DOCKER_TABLE = '\n[docker]\nimage = "me/inc"\ninclude = [{}]\n'
 
 
 def test_serve_entry_fills_placeholders_from_the_environment(tmp_path: Path) -> None:
@@ -525,3 +553,21 @@ def test_containers_quiet_and_verbose(fake_engine: _FakeCli) -> None:
     dry = CliRunner().invoke(main, ["-q", "containers", "prune", "--dry-run"])
     assert dry.output == "would remove aaaaaaaaaaaa (echo_env, pid " + dry.output.split("pid ")[1]
     assert "kept" not in dry.output
+
+
+def test_the_deps_layer_leaves_out_packages_test_suites(tmp_path: Path) -> None:
+    import tarfile
+
+    from generator.image.deps import DEPS_DIR_IN_IMAGE, _without_tests
+
+    site = tmp_path / "site-packages"
+    for rel in ("pandas/tests/frame/test_x.py", "pandas/core/a.py", "jinja2/tests.py",
+                "numpy/_core/tests/t.py", "numpy/testing/u.py", "test/top.py"):  # fmt: skip
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text("")
+    with tarfile.open(tmp_path / "layer.tar", "w") as tar:
+        tar.add(site, arcname=DEPS_DIR_IN_IMAGE.lstrip("/"), filter=_without_tests)
+        names = {n.removeprefix(DEPS_DIR_IN_IMAGE.lstrip("/") + "/") for n in tar.getnames()}
+        assert all(m.uid == 0 and m.uname == "root" for m in tar.getmembers())
+    files = {n for n in names if n.endswith(".py")}
+    assert files == {"pandas/core/a.py", "jinja2/tests.py", "numpy/testing/u.py", "test/top.py"}

@@ -1,7 +1,9 @@
 """`envgen new card_env && envgen generate card_env`, then an episode with no edits.
 
 The client starts the scaffolded server module with from_local_process() (env.toml's
-`[server] command`) and plays until the example logic ends the episode, over both transports.
+`[server] command`) and plays until the example logic ends the episode, over both transports;
+a step after that is refused as EpisodeEndedError, and /metadata reports env.toml's version
+(bumped after `envgen new`: the server module reads it from the generated SPEC).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from click.testing import CliRunner
 from generator.cli import main
 
 _PLAY = """
-import json, sys
+import json, sys, urllib.request
+from envgen_runtime import EpisodeEndedError
 from generated.card_env import CardAction, CardEnv
 
 played = {}
@@ -29,7 +32,16 @@ for transport in ("websocket", "http"):
             result = env.step(CardAction(message="ace"))
             rewards.append(result.reward)
         state = env.state()
+        try:
+            env.step(CardAction(message="one more"))
+            refused = None
+        except EpisodeEndedError as exc:
+            refused = exc.op
+        with urllib.request.urlopen(env.provider.base_url + "/metadata") as reply:
+            version = json.load(reply)["version"]
         played[transport] = {
+            "refused": refused,
+            "version": version,
             "reply": result.observation.reply,
             "turn": result.observation.turn,
             "rewards": rewards,
@@ -42,9 +54,12 @@ print(json.dumps(played))
 
 def test_new_then_generate_then_from_local_process_plays_an_episode(tmp_path: Path) -> None:
     runner = CliRunner()
-    for args in (["new", "card_env"], ["generate", "card_env"]):
-        result = runner.invoke(main, ["--root", str(tmp_path), *args])
-        assert result.exit_code == 0, result.output
+    result = runner.invoke(main, ["--root", str(tmp_path), "new", "card_env"])
+    assert result.exit_code == 0, result.output
+    toml = tmp_path / "schemas" / "card_env" / "env.toml"  # a version bump reaches /metadata
+    toml.write_text(toml.read_text().replace('version = "0.1.0"', 'version = "0.2.0"'))
+    result = runner.invoke(main, ["--root", str(tmp_path), "generate", "card_env"])
+    assert result.exit_code == 0, result.output
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     proc = subprocess.run(
         [sys.executable, "-c", _PLAY],
@@ -58,6 +73,8 @@ def test_new_then_generate_then_from_local_process_plays_an_episode(tmp_path: Pa
     played = json.loads(proc.stdout)
     for transport in ("websocket", "http"):
         assert played[transport] == {
+            "refused": "step",
+            "version": "0.2.0",
             "reply": "you said: ace",
             "turn": 5,
             "rewards": [3.0] * 5,

@@ -75,7 +75,7 @@ def test_manifest(env: str) -> None:
         "http",
     ]
     assert data["docker"] == {
-        "image": f"envgen/{env.replace('_', '-')}:0.1.0",
+        "image": f"envgen/{env.replace('_', '-')}",  # tagged with the version
         "port": 8000,
         "requirements": ["openenv==0.10.0", "uvicorn>=0.30"],
     }

@@ -290,10 +290,11 @@ def test_step_after_the_episode_ended_is_refused(fleet: Fleet, protocol: str) ->
         if protocol == "websocket":
             error = conn.request({"type": "step", "data": late})
             assert error["type"] == "error" and error["data"]["code"] == "EXECUTION_ERROR"
+            assert error["data"]["message"].startswith("EPISODE_ENDED: ")  # envgen_runtime.server
             assert "reset" in error["data"]["message"]
         else:
             refused = conn.http.post(server.base_url + "/step", json={"action": late}, timeout=10)
-            assert refused.status_code == 500
+            assert refused.status_code == 409 and refused.json()["code"] == "EPISODE_ENDED"
 
 
 def test_grid_seed_8_collects_every_item(fleet: Fleet) -> None:

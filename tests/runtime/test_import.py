@@ -29,6 +29,7 @@ PUBLIC_API = VERSION_NAMES | {
     "EnvTimeoutError",
     "EnvValidationError",
     "EnvgenRuntimeError",
+    "EpisodeEndedError",
     "HttpTransport",
     "LocalDockerProvider",
     "LocalProcessProvider",
@@ -50,6 +51,7 @@ PUBLIC_API = VERSION_NAMES | {
     "ValidationIssue",
     "WebSocketTransport",
     "check_generated",
+    "normalize_base_url",
 }
 
 

@@ -16,7 +16,9 @@ from ..core.checks import positive
 from ..core.errors import EnvgenRuntimeError, ProtocolError, SessionLostError
 from ..core.result import StepResult, build_step_result
 from ..core.spec import TRANSPORTS, EnvSpec, TransportName
+from ..core.urls import normalize_base_url
 from ..transport.base import Limits, Op
+from ..transport.errormap import for_client
 from ..transport.headers import TraceContext, bearer_headers, check_headers, merge_headers
 from .retry import RetryPolicy
 
@@ -134,7 +136,7 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
             if base_url is None:
                 base_url = provider.start()
                 self._owns_provider = True  # we started it, so close() stops it
-        self._base_url = base_url.rstrip("/")
+        self._base_url = normalize_base_url(base_url)  # a bare host:port means http://
         try:
             self._transport = self._make_transport()
         except BaseException:
@@ -252,7 +254,7 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
             self._episode_id_given = False
         delay = self._retry.next_delay(op, exc, attempt)
         if delay is None:
-            raise exc
+            raise for_client(exc, type(self).__name__)
         import logging
 
         logging.getLogger("envgen_runtime").info(

@@ -5,6 +5,8 @@ provider); ``SyncLauncher`` runs it in the calling thread and ``AsyncLauncher`` 
 thread when awaited, so the flavours cannot drift apart. The client owns a server it started.
 The container launchers keep the provider's keywords, ``client_options`` (the client
 constructor's) and docker-py run options (the rest) apart, so no name means two things.
+Every launcher takes ``transport=`` and starts a server speaking it (``{transport}`` in a
+local command, ``ENVGEN_PROTOCOL`` in a container), so client and server cannot disagree.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing_extensions import Unpack
 if TYPE_CHECKING:
     import os
 
+    from ..core.spec import TransportName
     from ..providers.base import Provider
     from .base import ClientOptions
 
@@ -56,6 +59,22 @@ def client_options_for(options: Mapping[str, Any] | None, owner: str) -> dict[st
     clash = {"base_url", "provider", "owns_provider"} & chosen.keys()
     if clash:
         raise TypeError(f"client_options must not set {sorted(clash)}: the {owner} does")
+    return chosen
+
+
+def container_client_options(options: Mapping[str, Any] | None, transport: str) -> dict[str, Any]:
+    """``client_options`` for a container launcher, with the transport its server speaks.
+
+    ``transport`` in ``client_options`` is refused: it would set the client's protocol but
+    not the server's (the image's default would serve the other one).
+    """
+    chosen = client_options_for(options, "launcher")
+    if "transport" in chosen:
+        raise TypeError(
+            f"client_options must not set 'transport': pass transport={chosen['transport']!r} "
+            "to the launcher itself, which also starts the container's server with it"
+        )
+    chosen["transport"] = transport
     return chosen
 
 
@@ -110,6 +129,7 @@ def docker_image_plan(
     image: str | None = None,
     provider: Provider | None = None,
     *,
+    transport: TransportName | None = None,
     client_options: ClientOptions | None = None,
     port: int | None = None,
     health_path: str | None = None,
@@ -121,6 +141,9 @@ def docker_image_plan(
 ) -> LaunchPlan:
     """Run ``image`` (default ``SPEC.docker_image``) in a container; return a client.
 
+    ``transport`` (default ``SPEC.transport``) is the protocol of both the client and the
+    container's server (set as ``ENVGEN_PROTOCOL`` in the container).
+
     The container publishes ``port`` (default ``SPEC.docker_port``) on ``host`` at a
     port the engine picks; readiness is ``GET health_path`` (default
     ``SPEC.health_path``) within ``startup_timeout_s`` (default
@@ -131,10 +154,12 @@ def docker_image_plan(
     the ``LocalDockerProvider`` built here: the client owns it if it was not running yet,
     and only borrows a running one.
     """
+    spec = cls._spec()
+    protocol = transport if transport is not None else spec.transport
+    options = container_client_options(client_options, protocol)
     if provider is None:
         from ..providers.docker import LocalDockerProvider
 
-        spec = cls._spec()
         chosen = image if image is not None else spec.docker_image
         if not chosen:
             raise ValueError(
@@ -152,9 +177,10 @@ def docker_image_plan(
             pull=pull,
             docker_client=docker_client,
             env_name=spec.name,
+            transport=protocol,
             **run_options,
         )
-        return built, client_options_for(client_options, "launcher")
+        return built, options
     given = dict(run_options)
     for name, value, default in (
         ("port", port, None),
@@ -174,7 +200,13 @@ def docker_image_plan(
     provider_image = getattr(provider, "image", None)
     if image is not None and provider_image is not None and image != provider_image:
         raise ValueError(f"image {image!r} differs from the provider's image {provider_image!r}")
-    return provider, client_options_for(client_options, "launcher")
+    served = getattr(provider, "transport", None)
+    if served is not None and served != protocol:
+        raise ValueError(
+            f"the provider starts its server with transport {served!r}, not {protocol!r}: "
+            f"pass transport={served!r}"
+        )
+    return provider, options
 
 
 def hub_plan(
@@ -183,6 +215,7 @@ def hub_plan(
     repo_id: str,
     tag: str = "latest",
     *,
+    transport: TransportName | None = None,
     client_options: ClientOptions | None = None,
     port: int | None = None,
     health_path: str | None = None,
@@ -202,6 +235,7 @@ def hub_plan(
     return docker_image_plan(
         cls,
         image,
+        transport=transport,
         client_options=client_options,
         port=port,
         health_path=health_path,

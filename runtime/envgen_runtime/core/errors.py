@@ -11,6 +11,7 @@ one type; the subclasses say what went wrong and carry the data needed to act on
     ├── ProviderError               a server process could not be started or never got ready
     ├── MissingExtraError           an optional library is missing (also an ``ImportError``)
     ├── ServerError                 the server answered with an error
+    │   ├── EpisodeEndedError       a step after the episode ended (done): reset first
     │   └── ServerValidationError   the server rejected a request as invalid
     └── EnvValidationError          a value failed the generated models on the client side
         └── ServerValidationError   (the same class as above: it has both parents)
@@ -169,6 +170,17 @@ class ServerError(EnvgenRuntimeError):
         self.code = code
         self.body = body
         self.op = op
+
+
+EPISODE_ENDED = "EPISODE_ENDED"
+"""The error code (HTTP reply ``code``, WebSocket message prefix) of a step after done."""
+
+
+class EpisodeEndedError(ServerError):
+    """The server refused a step because the episode had ended (its last reply had done).
+
+    Raised alike over HTTP and WebSocket; ``reset()`` starts the next episode.
+    """
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from .base import (
     check_port,
     connect_host,
 )
+from .container_env import with_protocol
 
 LABEL_ENV = "envgen.env"
 LABEL_SESSION = "envgen.session"
@@ -194,9 +195,11 @@ class LocalDockerProvider(ProviderContext):
     exits or misses ``startup_timeout_s`` is removed (its last log lines are in the error).
     ``docker_client`` replaces ``docker.from_env()`` (and is not closed here);
     ``missing_image_hint`` replaces the advice given when the image is not present locally.
-    Every other keyword goes to docker-py's ``containers.create`` (``ports`` and ``labels``
-    are merged with envgen's; envgen's labels win). Nothing talks to the engine until
-    ``start()``.
+    ``transport`` (``"http"`` or ``"websocket"``) picks the protocol the server speaks: it is
+    set as ``ENVGEN_PROTOCOL`` in the container (what envgen's images serve by); None keeps
+    the image's own default. Every other keyword goes to docker-py's ``containers.create``
+    (``ports`` and ``labels`` are merged with envgen's; envgen's labels win). Nothing talks to
+    the engine until ``start()``.
     """
 
     def __init__(
@@ -213,10 +216,13 @@ class LocalDockerProvider(ProviderContext):
         stop_timeout_s: float = 5.0,
         docker_client: Any | None = None,
         missing_image_hint: str | None = None,
+        transport: str | None = None,
         **run_options: Any,
     ) -> None:
         if not image or not isinstance(image, str):
             raise ValueError(f"image must be a non-empty string, got {image!r}")
+        if transport is not None:
+            run_options["environment"] = with_protocol(run_options.get("environment"), transport)
         check_port("port", port)
         check_port("host_port", host_port)
         check_health_options(health_path, startup_timeout_s)
@@ -227,6 +233,8 @@ class LocalDockerProvider(ProviderContext):
                 raise ValueError(f"run option {key!r} is not supported: {why}")
         self.image = image
         """The image the container runs."""
+        self.transport = transport
+        """The protocol the server is started with (``ENVGEN_PROTOCOL``), or None."""
         self._port = port
         self._health_path = health_path
         self._startup_timeout_s = startup_timeout_s

@@ -18,6 +18,7 @@ from openenv.core.env_server.types import (
 )
 from pydantic import ValidationError
 
+from .episode import EpisodeEnded, refusing_steps_after_done
 from .extra import require_server
 
 DEFAULT_MAX_CONCURRENT_ENVS = 16
@@ -30,12 +31,14 @@ def _accepted(method: Any, kwargs: dict[str, Any]) -> Any:
     return {k: v for k, v in kwargs.items() if anything or k in params}
 
 
-def _with_reset_params(environment_cls: type[Any], reset_cls: type[Any] | None) -> type[Any]:
-    """`environment_cls` whose reset validates its other keyword arguments as `reset_cls`.
+def _serving_class(environment_cls: type[Any], reset_cls: type[Any] | None) -> type[Any]:
+    """`environment_cls` whose reset validates its other keyword arguments as `reset_cls`,
+    and whose steps after `done` are refused (`episode.refusing_steps_after_done`).
 
     The env's reset gets the validated values under their wire names; invalid ones raise
     pydantic's ValidationError first (WebSocket `VALIDATION_ERROR`, HTTP 422).
     """
+    environment_cls = refusing_steps_after_done(environment_cls)
     if reset_cls is None:
         return environment_cls
     own_reset = environment_cls.reset
@@ -97,7 +100,7 @@ def websocket_app(
     http_server = require_server("openenv.core.env_server.http_server")
     info = EnvironmentMetadata(name=name, description=description, version=version)
 
-    class Served(_with_reset_params(environment_cls, reset_cls)):  # type: ignore[misc]
+    class Served(_serving_class(environment_cls, reset_cls)):  # type: ignore[misc]
         def get_metadata(self) -> Any:
             return info
 
@@ -136,19 +139,22 @@ def http_app(
     from fastapi.responses import JSONResponse
 
     serialization = require_server("openenv.core.env_server.serialization")
-    env = _with_reset_params(environment_cls, reset_cls)()
+    env = _serving_class(environment_cls, reset_cls)()
     lock = threading.Lock()  # FastAPI runs plain endpoints in a thread pool
     info = EnvironmentMetadata(name=name, description=description, version=version)
     app = FastAPI(title=name, description=description, version=version)
 
     def run(call: Callable[[], Any]) -> Any:
-        """`call` under the lock: a ValidationError is a 422, the env's own failure a 500."""
+        """`call` under the lock: a ValidationError is a 422, a step after done a 409 (with
+        `code`), the env's own failure a 500."""
         with lock:
             try:
                 observation = call()
             except ValidationError as exc:
                 detail = json.loads(exc.json(include_url=False))
                 return JSONResponse({"detail": detail}, status_code=422)
+            except EpisodeEnded as exc:
+                return JSONResponse({"detail": str(exc), "code": exc.code}, status_code=409)
             except Exception as exc:
                 return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=500)
         return serialization.serialize_observation(observation)

@@ -1,7 +1,8 @@
 """Where the built-in I/O exceptions become the runtime's own (see ``core.errors``).
 
 What both transports meet: ``OSError`` and ``TimeoutError`` (``HttpProtocolError`` among
-them) and bad JSON. Library errors map beside their users: HTTP error replies in
+them), bad JSON, and the server's "episode ended" refusal (``episode_ended``, called by both
+protocols' reply mapping). Library errors map beside their users: HTTP error replies in
 ``http.engine``, websockets' in ``websocket.errors``, docker's in ``providers.docker``.
 """
 
@@ -11,7 +12,14 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..core.errors import EnvConnectionError, EnvgenRuntimeError, EnvTimeoutError, ProtocolError
+from ..core.errors import (
+    EPISODE_ENDED,
+    EnvConnectionError,
+    EnvgenRuntimeError,
+    EnvTimeoutError,
+    EpisodeEndedError,
+    ProtocolError,
+)
 from ..core.text import quote, redact_url, truncate
 
 
@@ -37,6 +45,45 @@ def reason_of(exc: BaseException) -> str:
         if isinstance(item, OSError) and item.strerror:
             return item.strerror
     return truncate(str(exc) or type(exc).__name__, 300)
+
+
+_LAUNCH_HINT = "({client}.from_local_process(...) can start it for you)"
+
+
+def for_client(exc: EnvgenRuntimeError, client: str) -> EnvgenRuntimeError:
+    """``exc`` with its launch hint naming the env's own class (``EchoEnv``), not EnvClient.
+
+    The transports do not know which generated class they serve; the client does, and calls
+    this on every error it raises.
+    """
+    generic = _LAUNCH_HINT.format(client="EnvClient")
+    if client != "EnvClient" and generic in exc.message:
+        exc.args = (exc.message.replace(generic, _LAUNCH_HINT.format(client=client)),)
+    return exc
+
+
+def episode_ended(
+    text: str,
+    *,
+    code: str | None,
+    status: int | None,
+    body: str,
+    op: str,
+    where: str = "the server",
+) -> EpisodeEndedError | None:
+    """EpisodeEndedError when a server error reply is the refusal of a step after done.
+
+    Recognised by the code ``EPISODE_ENDED`` (envgen's HTTP app sends it as ``code``) or a
+    message starting with it (over WebSocket openenv sends the server's exception text under
+    ``EXECUTION_ERROR``), so both transports raise the same type.
+    """
+    if code != EPISODE_ENDED and not text.lstrip().startswith(EPISODE_ENDED):
+        return None
+    message = (
+        f"{op} failed: the episode has ended (its last step returned done=true), so {where} "
+        f"refused the step: call reset() to start the next episode ({truncate(text.strip())})"
+    )
+    return EpisodeEndedError(status, body, op, code=code, message=message)
 
 
 def map_exception(
@@ -70,7 +117,7 @@ def map_exception(
         if any(isinstance(e, ConnectionRefusedError) for e in exception_chain(exc)):
             message = (
                 f"{op} failed: connection refused by {where}. Is the server running on that "
-                "host and port? (EnvClient.from_local_process(...) can start it for you)"
+                f"host and port? {_LAUNCH_HINT.format(client='EnvClient')}"
             )
             connect = True
         elif connect:

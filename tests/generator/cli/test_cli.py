@@ -104,6 +104,28 @@ def test_unknown_env(tmp_path: Path) -> None:
     assert "envgen new nope" in result.output
 
 
+def test_a_typo_in_an_env_name_gets_did_you_mean(tmp_path: Path) -> None:
+    write_env(tmp_path, "alpha_env")
+    for args in (
+        ["generate", "alpah_env"],
+        ["image", "alpah_env"],
+        ["verify", "alpah_env", "--local"],
+    ):
+        result = run(tmp_path, *args)
+        assert result.exit_code == 2, result.output
+        assert "did you mean 'alpha_env'?" in result.output
+    assert "did you mean" not in run(tmp_path, "generate", "zzz").output  # nothing close
+
+
+def test_an_image_tag_contradicting_the_version_exits_2(tmp_path: Path) -> None:
+    toml = 'name = "alpha"\nversion = "0.2.0"\n[docker]\nimage = "me/alpha:0.1.0"\n'
+    write_env(tmp_path, "alpha", toml=toml)
+    result = run(tmp_path, "generate")
+    assert result.exit_code == 2
+    assert "schemas/alpha/env.toml at /docker/image" in result.output
+    assert "'0.1.0' contradicts version '0.2.0'" in result.output
+
+
 def test_several_bad_envs_all_reported(tmp_path: Path) -> None:
     write_env(tmp_path, "alpha", raw={"alpha/env.toml": "name = 1\n"})
     write_env(tmp_path, "beta", state={})

@@ -32,16 +32,44 @@ def test_full(tmp_path: Path) -> None:
         'name = "echo_env"\nversion = "2.0.0-rc.1"\ndescription = "d"\nclass_prefix = "Ec"\n'
         'transport = "http"\nmodel_type = "dataclasses"\n[server]\n'
         'command = ["{python}", "-m", "x", "--port", "{port}"]\nhealth_path = "/healthz"\n'
-        'startup_timeout_s = 5\n[docker]\nimage = "img:1"\nport = 9000\n',
+        'startup_timeout_s = 5\n[docker]\nimage = "img"\nport = 9000\n',
     )
     assert (m.class_prefix, m.transport, m.model_type) == ("Ec", "http", "dataclasses")
     assert m.server_command == ("{python}", "-m", "x", "--port", "{port}")
     assert (m.health_path, m.startup_timeout_s, m.docker_image, m.docker_port) == (
         "/healthz",
         5.0,
-        "img:1",
+        "img:2.0.0-rc.1",  # tagged with the version
         9000,
     )
+
+
+def _image(tmp_path: Path, image: str, version: str = "1.2.0") -> str | None:
+    text = f'name = "echo_env"\nversion = "{version}"\n[docker]\nimage = "{image}"\n'
+    return _load(tmp_path, text).docker_image
+
+
+@pytest.mark.parametrize(
+    ("image", "version", "expected"),
+    [
+        ("me/echo", "1.2.0", "me/echo:1.2.0"),  # derived from the version
+        ("me/echo:1.2.0", "1.2.0", "me/echo:1.2.0"),  # an old file's matching tag: kept
+        ("localhost:5000/echo", "1.2.0", "localhost:5000/echo:1.2.0"),  # a port, not a tag
+        ("localhost:5000/echo:1.2.0", "1.2.0", "localhost:5000/echo:1.2.0"),
+        ("me/echo", "1.2.0+build.5", "me/echo:1.2.0_build.5"),  # Docker tags have no '+'
+        ("me/echo@sha256:" + "a" * 64, "1.2.0", "me/echo@sha256:" + "a" * 64),
+    ],
+)
+def test_image_tag_is_the_version(tmp_path: Path, image: str, version: str, expected: str) -> None:
+    assert _image(tmp_path, image, version) == expected
+
+
+def test_image_tag_contradicting_the_version_names_file_and_pointer(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError) as info:
+        _image(tmp_path, "me/echo:0.1.0", "0.2.0")
+    assert (info.value.file, info.value.pointer) == ("schemas/echo_env/env.toml", "/docker/image")
+    assert "'0.1.0' contradicts version '0.2.0'" in str(info.value)
+    assert 'image = "me/echo"' in str(info.value)
 
 
 @pytest.mark.parametrize(

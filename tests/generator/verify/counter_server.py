@@ -15,6 +15,9 @@ Faults (each breaks the committed schemas in tests/generator/verify/counter_env/
 - ``state-drops-field``: the state leaves out the declared, required ``total``.
 - ``drift``: the server's own schema lets ``parity`` also be "zero" (the committed client
   would reject it): schema drift, while every reply still conforms.
+- ``version-drift``: ``/metadata`` reports version 0.2.0 where env.toml says 0.1.0.
+
+Every other fault reports env.toml's version, 0.1.0.
 """
 
 from __future__ import annotations
@@ -29,13 +32,14 @@ FAULTS = (
     "accepts-out-of-bounds",
     "state-drops-field",
     "drift",
+    "version-drift",
 )
 
 
 def build_app(fault: str) -> Any:
     from openenv.core.env_server.http_server import create_app
     from openenv.core.env_server.interfaces import Environment
-    from openenv.core.env_server.types import Action, Observation, State
+    from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
     from pydantic import Field
 
     if fault == "accepts-out-of-bounds":
@@ -86,6 +90,10 @@ def build_app(fault: str) -> Any:
             self._steps += 1
             parity = "negative" if fault == "obs-breaks" and action.delta == -2 else None
             return self._observe(parity, reward=float(action.delta))
+
+        def get_metadata(self) -> Any:
+            version = "0.2.0" if fault == "version-drift" else "0.1.0"
+            return EnvironmentMetadata(name="counter_env", description="", version=version)
 
         @property
         def state(self) -> Any:

@@ -106,6 +106,18 @@ def test_schema_drift_is_reported_from_the_servers_own_schema(
     assert len(report["violations"]) == 1  # the replies themselves still conform
 
 
+def test_a_server_version_other_than_env_tomls_is_reported(
+    counter_project: Path, counter_servers: dict[str, str]
+) -> None:
+    code, report = _report(counter_project, counter_servers["version-drift"])
+    assert code == 1
+    assert [v["check"] for v in report["violations"]] == ["drift.version"]
+    (found,) = report["violations"]
+    assert (found["pointer"], found["value"]) == ("/version", "0.2.0")
+    assert found["file"] == "schemas/counter_env/env.toml"
+    assert "'0.2.0'" in found["message"] and "'0.1.0'" in found["message"]
+
+
 def test_the_same_seed_gives_the_same_report(
     counter_project: Path, counter_servers: dict[str, str]
 ) -> None:

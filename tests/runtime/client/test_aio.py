@@ -671,6 +671,7 @@ def test_connection_refused(transport: str) -> None:
             with pytest.raises(EnvConnectionError) as info:
                 await env.reset()
         assert "connection refused" in str(info.value) and info.value.during_connect
+        assert "AsyncCounterEnv.from_local_process(...)" in str(info.value)
 
     run(go())
 

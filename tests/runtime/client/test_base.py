@@ -9,14 +9,17 @@ from typing import Any
 import pytest
 from envgen_runtime import (
     EnvClient,
+    EnvConnectionError,
     EnvSpec,
     HttpTransport,
+    RetryPolicy,
     StepResult,
     Transport,
     WebSocketTransport,
 )
 
 from tests.runtime.clients import CounterEnv
+from tests.runtime.transport.http.test_sync import closed_port
 
 
 def test_transport_defaults_to_spec_and_can_be_overridden() -> None:
@@ -28,6 +31,27 @@ def test_transport_defaults_to_spec_and_can_be_overridden() -> None:
     with CounterEnv("http://127.0.0.1:9", transport="http") as http_env:
         assert http_env.transport_name == "http"
         assert isinstance(http_env.transport, HttpTransport)
+
+
+@pytest.mark.parametrize("transport", ["websocket", "http"])
+def test_a_bare_host_port_means_http(transport: str) -> None:
+    with CounterEnv("127.0.0.1:9", transport=transport) as env:  # type: ignore[arg-type]
+        assert env.base_url == "http://127.0.0.1:9"
+        assert env.transport.base_url.endswith(
+            "://127.0.0.1:9" + "/ws" * (transport == "websocket")
+        )
+    with pytest.raises(ValueError, match=r"'ftp://h:1' must start with http://"):
+        CounterEnv("ftp://h:1")
+
+
+@pytest.mark.parametrize("transport", ["websocket", "http"])
+def test_connection_refused_suggests_the_envs_own_launcher(transport: str) -> None:
+    url = f"127.0.0.1:{closed_port()}"
+    env = CounterEnv(url, transport=transport, retry=RetryPolicy.never())  # type: ignore[arg-type]
+    with env, pytest.raises(EnvConnectionError) as info:
+        env.reset()
+    assert "(CounterEnv.from_local_process(...) can start it for you)" in str(info.value)
+    assert "EnvClient" not in str(info.value)
 
 
 def test_properties_and_repr_hide_headers() -> None:

@@ -12,9 +12,9 @@ import pytest
 from envgen_runtime import (
     AsyncEnvPool,
     EnvPool,
+    EpisodeEndedError,
     LocalProcessProvider,
     ProviderError,
-    ServerError,
     SlotLostError,
 )
 from envgen_runtime.client.base import ClientOptions
@@ -122,8 +122,8 @@ def test_a_server_error_stays_in_its_slot_and_auto_reset_starts_the_next_episode
         assert pool.reset(seeds=[5], slots=[0])[0].ok
         mixed = pool.step([turn, turn])
         assert mixed[0].ok and not mixed[0].done
-        assert isinstance(mixed[1].error, ServerError)  # stepping an ended episode
-        assert mixed[1].error.status == 500 and not mixed[1].ok
+        assert isinstance(mixed[1].error, EpisodeEndedError)  # stepping an ended episode
+        assert mixed[1].error.status == 409 and not mixed[1].ok
 
     with GridEnvPool(1, auto_reset=True, client_options=HTTP) as pool:
         _pids(pool)

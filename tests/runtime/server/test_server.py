@@ -169,6 +169,58 @@ def test_websocket_app_plays_a_session_with_wire_names_and_metadata() -> None:
             assert ws.receive_json()["data"]["code"] == "VALIDATION_ERROR"
 
 
+def test_http_app_refuses_a_step_after_done_with_409_and_code_until_reset() -> None:
+    client = TestClient(http_app(*MODELS, name="stack_env"))
+    client.post("/reset", json={"seed": 2})
+    assert client.post("/step", json={"action": {"kind": "push"}}).json()["done"] is True
+    refused = client.post("/step", json={"action": {"kind": "pop"}})
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "EPISODE_ENDED"
+    assert refused.json()["detail"].startswith("EPISODE_ENDED: ")
+    assert client.get("/state").json()["step_count"] == 1  # the refused step changed nothing
+    client.post("/reset", json={"seed": 0})
+    assert client.post("/step", json={"action": {"kind": "push"}}).status_code == 200
+
+
+def test_websocket_app_refuses_a_step_after_done_with_the_episode_ended_message() -> None:
+    app = websocket_app(*MODELS, name="stack_env")
+    with TestClient(app) as client, client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "reset", "data": {"seed": 2}})
+        ws.receive_json()
+        ws.send_json({"type": "step", "data": {"kind": "push"}})
+        assert ws.receive_json()["data"]["done"] is True
+        ws.send_json({"type": "step", "data": {"kind": "pop"}})
+        error = ws.receive_json()["data"]
+        assert error["code"] == "EXECUTION_ERROR"  # openenv's code: the message says which
+        assert error["message"].startswith("EPISODE_ENDED: ")
+        ws.send_json({"type": "reset", "data": {"seed": 0}})
+        ws.receive_json()
+        ws.send_json({"type": "step", "data": {"kind": "push"}})
+        assert ws.receive_json()["type"] == "observation"
+
+
+def test_async_overrides_are_guarded_too() -> None:
+    class AsyncStack(StackEnvironment):
+        async def reset_async(self, **kwargs: Any) -> Any:
+            return self.reset(**kwargs)
+
+        async def step_async(self, action: Any, **kwargs: Any) -> Any:
+            return StackEnvironment.step(self, action, **kwargs)
+
+    app = websocket_app(AsyncStack, *MODELS[1:], name="stack_env")
+    with TestClient(app) as client, client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "reset", "data": {"seed": 2}})
+        ws.receive_json()
+        ws.send_json({"type": "step", "data": {"kind": "push"}})
+        assert ws.receive_json()["data"]["done"] is True
+        ws.send_json({"type": "step", "data": {"kind": "pop"}})
+        assert ws.receive_json()["data"]["message"].startswith("EPISODE_ENDED: ")
+        ws.send_json({"type": "reset", "data": {"seed": 0}})
+        ws.receive_json()
+        ws.send_json({"type": "step", "data": {"kind": "push"}})
+        assert ws.receive_json()["type"] == "observation"
+
+
 def test_missing_openenv_names_the_server_extra() -> None:
     blocker = textwrap.dedent(
         """

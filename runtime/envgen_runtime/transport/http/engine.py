@@ -27,7 +27,7 @@ from ...core.jsonbody import dumps_body, parse_json_object, request_role
 from ...core.result import envelope_problem
 from ...core.text import BODY_LIMIT, RECEIVED_LIMIT, redact_url, truncate
 from ..base import Limits, Op, is_loopback_url
-from ..errormap import translate
+from ..errormap import episode_ended, translate
 from ..headers import TraceContext, check_headers, has_header, merge_headers
 from .wire import HttpProtocolError, Reply, ReplyParser, request_bytes
 
@@ -70,6 +70,17 @@ def http_error(status: int, text: str, *, op: str, url: str) -> ServerError:
         if issues is not None:
             return ServerValidationError(request_role(op), issues, status=status, body=body, op=op)
     shown = detail if isinstance(detail, str) else text
+    code = parsed.get("code") if isinstance(parsed, dict) else None
+    ended = episode_ended(
+        shown,
+        code=code if isinstance(code, str) else None,
+        status=status,
+        body=body,
+        op=op,
+        where=redact_url(url),
+    )
+    if ended is not None:
+        return ended
     hint = ""
     if status == 404:
         hint = " (is this the right base URL, and does the server speak this protocol?)"

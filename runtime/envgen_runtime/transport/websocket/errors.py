@@ -25,7 +25,7 @@ from ...core.errors import (
 )
 from ...core.jsonbody import request_role
 from ...core.text import BODY_LIMIT, quote, redact_url, truncate
-from ..errormap import map_exception
+from ..errormap import episode_ended, map_exception
 
 __all__ = ["SESSION_ENDING", "Catcher", "map_ws_exception", "ws_error"]
 
@@ -49,6 +49,9 @@ def ws_error(data: Any, *, op: str, raw: str) -> ServerError:
             return ServerValidationError(
                 request_role(op), issues, status=None, body=body, op=op, code=code_str
             )
+    ended = episode_ended(text_str, code=code_str, status=None, body=body, op=op)
+    if ended is not None:
+        return ended
     hint = ""
     if code_str == "CAPACITY_REACHED":
         hint = " (the server holds its maximum number of sessions; close other clients or retry)"
