@@ -48,7 +48,7 @@ class Target:
 
     @classmethod
     def docker(cls, manifest: Manifest, transport: str | None = None) -> Target:
-        """Run the env's image, serving the protocol verify will speak (ENVGEN_PROTOCOL)."""
+        """Run the env's image, serving the protocol verify will speak."""
         if not manifest.docker_image:
             raise TargetError(
                 f"{manifest.name} has no [docker] image in env.toml",
@@ -60,7 +60,7 @@ class Target:
             health_path=manifest.health_path,
             startup_timeout_s=manifest.startup_timeout_s,
             env_name=manifest.name,
-            environment={"ENVGEN_PROTOCOL": transport or manifest.transport},
+            transport=transport or manifest.transport,
         )
         return cls._started(provider)
 

@@ -72,7 +72,7 @@ def provider_factory(
             raise ValueError(f"environment {spec.name!r} has no docker image: pass image=")
         port = options.pop("port", spec.docker_port)
         return lambda: LocalDockerProvider(
-            image, port=port, env_name=spec.name, **common, **options
+            image, port=port, env_name=spec.name, transport=transport, **common, **options
         )
     raise ValueError(f"provider must be 'local', 'docker', 'ray' or a callable, not {provider!r}")
 
