@@ -277,9 +277,10 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
         return transport
 
     def _after_reset(self, episode_id: str | None, payload: Mapping[str, Any]) -> StepResult[ObsT]:
-        result = self._parse_with_op("reset", payload)
+        # The server has reset whether or not its reply parses: the old episode ends here.
         self._episode_id_given = episode_id is not None
         self._episode_id = episode_id
+        result = self._parse_with_op("reset", payload)
         self._note_reported_episode(payload)
         return result
 

@@ -128,3 +128,21 @@ def test_env_spec_startup_timeout_must_be_a_positive_number() -> None:
     for value in (0, -1.0, float("nan")):
         with pytest.raises(ValueError, match="startup_timeout_s must be positive"):
             EnvSpec(name="e", version="1", transport="http", startup_timeout_s=value)
+
+
+def test_a_reset_whose_reply_fails_to_parse_still_ends_the_old_episode() -> None:
+    """The server did reset: the old episode's id must not outlive a reply the model rejects."""
+    from envgen_runtime import EnvValidationError
+
+    from generated.echo_env import EchoEnv
+
+    client = EchoEnv("http://127.0.0.1:9", transport="http")
+    good = {"echoed_message": "x", "message_length": 1, "metadata": {"episode_id": "ep1"}}
+    client._after_reset(None, {"observation": good, "reward": None, "done": False})
+    assert client.episode_id == "ep1"
+    with pytest.raises(EnvValidationError):
+        client._after_reset(None, {"observation": {"bogus": 1}, "done": False})
+    assert client.episode_id is None
+    with pytest.raises(EnvValidationError):
+        client._after_reset("mine", {"observation": {"bogus": 1}, "done": False})
+    assert client.episode_id == "mine"
