@@ -54,7 +54,7 @@ class Api:
 def api_of(side: Side) -> Api:
     """Generate `side`'s models in memory and read their API; GenerationError on failure."""
     source = generate_models(side.codegen, header="")
-    tree = ast.parse(source)
+    tree = _without_import_aliases(ast.parse(source))
     api = Api()
     refs: dict[str, set[str]] = {}
     for node in tree.body:
@@ -89,6 +89,28 @@ def api_of(side: Side) -> Api:
             api.uses.setdefault(name, set()).add(role)
             stack.extend(refs[name])
     return api
+
+
+def _without_import_aliases(tree: ast.Module) -> ast.Module:
+    """The module with each name imported ``as`` another read as the name it binds.
+
+    The generator imports ``Annotated``, ``Field`` or ``int`` under another name when a field
+    would shadow them (``Annotated_aliased``); read through the binding, the same type reads
+    the same in every version, whichever fields sit beside it.
+    """
+    bound = {
+        alias.asname: alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.asname and alias.asname != alias.name
+    }
+
+    class Rebind(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.Name:
+            return ast.Name(bound[node.id], node.ctx) if node.id in bound else node
+
+    return Rebind().visit(tree) if bound else tree
 
 
 def _attributes(node: ast.ClassDef) -> dict[str, Attr]:
