@@ -8,7 +8,9 @@ A property name reaches a class body as written, and three things can go wrong t
   renaming: `int` becomes `int_` beside a real `int_`) replaces it.
 - A field named like a name the module's annotations use (`int`, `Field`, `Annotated`, a
   model's name) shadows it in the class namespace, where pydantic and mypy read those
-  annotations: the import fails (`'NoneType' object is not callable`).
+  annotations: the import fails (`'NoneType' object is not callable`). A field named like a
+  builtin type is renamed even where no annotation uses that type yet, so that its Python
+  name stays the same when a type changes.
 
 Each such field is renamed to its folded form plus `_` (unique within its class and clear of
 every name the module uses; `field_` first where pydantic reserves the prefix, as in
@@ -24,6 +26,9 @@ from generator.codegen.source_text import SourceText
 # Where the alias wrapping's two names come from: (local name wanted, modules, name).
 _ANNOTATED = ("Annotated", ("typing", "typing_extensions"), "Annotated")
 _FIELD = ("Field", ("pydantic",), "Field")
+# Builtin types generated annotations may name. A field named like one is renamed whether or
+# not this module's annotations use it today, so its Python name does not change with types.
+_TYPE_NAMES = frozenset({"bool", "bytes", "dict", "float", "int", "list", "set", "str", "tuple"})
 # Prefixes pydantic warns about in a field name (its protected namespaces), even with a `_`.
 _PROTECTED = ("model_dump", "model_validate")
 
@@ -36,7 +41,7 @@ def fix_field_names(source: str) -> str:
     bound = _module_bindings(tree)
     annotated, annotated_import = _imported_as(tree, bound, *_ANNOTATED)
     field, field_import = _imported_as(tree, bound, *_FIELD)
-    used = _loaded_names(tree) | {annotated, field}
+    used = _loaded_names(tree) | {annotated, field} | _TYPE_NAMES
     edits: list[tuple[int, int, str]] = []
     for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
         fields = [

@@ -107,3 +107,19 @@ def test_names_colliding_with_the_modules_own_names_keep_their_field(
     for role in ("DemoAction", "DemoObservation", "DemoState"):
         codec = ModelCodec(ns[role], "action")
         assert codec.encode(codec.decode(wire, strict=True)) == wire
+
+
+@pytest.mark.parametrize("kind", ["integer", "string"])
+def test_a_field_named_like_a_builtin_type_gets_the_same_name_whatever_its_type(
+    tmp_path: Path, kind: str
+) -> None:
+    """`int` is `int_` on the model whether or not the module itself uses `int` (user code
+    reading `obs.int_` must not break when the field's type changes)."""
+    props = {"count": {"type": "integer"}, "int": {"type": kind}, "str": {"type": kind}}
+    schema = {"type": "object", "properties": props}
+    write_env(tmp_path, "demo", observation=schema, action=schema)
+    source = generate_models(load_env(Layout.at(tmp_path), "demo"), "# header")
+    for cls in ast.parse(source).body:
+        if isinstance(cls, ast.ClassDef) and cls.name == "DemoObservation":
+            names = [n.target.id for n in cls.body if isinstance(n, ast.AnnAssign)]  # type: ignore[union-attr]
+            assert names == ["count", "int_", "str_"]
