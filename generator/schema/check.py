@@ -6,6 +6,8 @@ import json
 import keyword
 from typing import TYPE_CHECKING, Any
 
+from envgen_runtime import schemadiff
+
 from generator.errors import SchemaError
 
 if TYPE_CHECKING:
@@ -32,9 +34,8 @@ _EXTENSIONS: dict[str, dict[str, Any]] = {
 }
 
 
-def json_pointer(parts: Any) -> str:
-    """Render path parts as an RFC 6901 JSON pointer."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+json_pointer = schemadiff.json_pointer
+"""Render path parts as an RFC 6901 JSON pointer (the comparer's, so both read alike)."""
 
 
 def check_meta_schema(doc: Any, display: str) -> None:

@@ -13,8 +13,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from envgen_runtime.schemadiff import Policy
+
 from generator.diff.engine import compare_sides
-from generator.diff.policy import Policy
 from generator.diff.sides import load_role_side
 from generator.errors import EnvgenError
 from generator.interop.openenv import check_schemas, without_envelope_fields
