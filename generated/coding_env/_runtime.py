@@ -6,7 +6,7 @@
 #   schemas/coding_env/action.schema.json
 #   schemas/coding_env/observation.schema.json
 #   schemas/coding_env/state.schema.json
-# Schema hash: sha256:21aa66b38c7a6a849494f9aa106319ff08c2ebddb70e8b5dc928a0f51831ce3b
+# Schemas and their hash: schemas.json
 """The envgen-runtime API this package was generated for, checked when it is imported."""
 
 try:

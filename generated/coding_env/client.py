@@ -6,7 +6,7 @@
 #   schemas/coding_env/action.schema.json
 #   schemas/coding_env/observation.schema.json
 #   schemas/coding_env/state.schema.json
-# Schema hash: sha256:21aa66b38c7a6a849494f9aa106319ff08c2ebddb70e8b5dc928a0f51831ce3b
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the coding_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=180.0,
     docker_image="envgen/coding-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:21aa66b38c7a6a849494f9aa106319ff08c2ebddb70e8b5dc928a0f51831ce3b",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 

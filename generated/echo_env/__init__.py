@@ -5,7 +5,7 @@
 #   schemas/echo_env/action.schema.json
 #   schemas/echo_env/observation.schema.json
 #   schemas/echo_env/state.schema.json
-# Schema hash: sha256:0d4178fa3691dde5ed897aff2aa755aa9b57acac16bf9f72aa69da5c07e9815b
+# Schemas and their hash: schemas.json
 """Typed client for the echo_env environment, version 0.1.0.
 
 Echoes each message back; the simplest possible environment.

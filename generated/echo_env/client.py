@@ -5,7 +5,7 @@
 #   schemas/echo_env/action.schema.json
 #   schemas/echo_env/observation.schema.json
 #   schemas/echo_env/state.schema.json
-# Schema hash: sha256:0d4178fa3691dde5ed897aff2aa755aa9b57acac16bf9f72aa69da5c07e9815b
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the echo_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=180.0,
     docker_image="envgen/echo-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:0d4178fa3691dde5ed897aff2aa755aa9b57acac16bf9f72aa69da5c07e9815b",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 

@@ -5,7 +5,7 @@
 #   schemas/echo_env/action.schema.json
 #   schemas/echo_env/observation.schema.json
 #   schemas/echo_env/state.schema.json
-# Schema hash: sha256:0d4178fa3691dde5ed897aff2aa755aa9b57acac16bf9f72aa69da5c07e9815b
+# Schemas and their hash: schemas.json
 """Server-side models for the echo_env environment, for an openenv server.
 
 Subclasses of openenv's Action, Observation and State (through envgen_runtime.server), made

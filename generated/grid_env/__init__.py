@@ -6,7 +6,7 @@
 #   schemas/grid_env/observation.schema.json
 #   schemas/grid_env/reset.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:fd5b93076daa1dd7ff63fed30bfcb138feed1a8e0e5dbf20c98a32c0b5b8f9f4
+# Schemas and their hash: schemas.json
 """Typed client for the grid_env environment, version 0.1.0.
 
 A seeded gridworld: move, turn and pick up items.

@@ -6,7 +6,7 @@
 #   schemas/grid_env/observation.schema.json
 #   schemas/grid_env/reset.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:fd5b93076daa1dd7ff63fed30bfcb138feed1a8e0e5dbf20c98a32c0b5b8f9f4
+# Schemas and their hash: schemas.json
 """Server-side models for the grid_env environment, for an openenv server.
 
 Subclasses of openenv's Action, Observation and State (through envgen_runtime.server), made

@@ -5,7 +5,7 @@
 #   schemas/quiz_env/action.schema.json
 #   schemas/quiz_env/observation.schema.json
 #   schemas/quiz_env/state.schema.json
-# Schema hash: sha256:97117ab31f5d820cd19e7f3256f7a970dfc7039b6404e7b7abf1c79b13a909a1
+# Schemas and their hash: schemas.json
 """Typed client for the quiz_env environment, version 0.1.0.
 
 A short seeded quiz with hints, attempts and a running score.

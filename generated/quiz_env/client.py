@@ -5,7 +5,7 @@
 #   schemas/quiz_env/action.schema.json
 #   schemas/quiz_env/observation.schema.json
 #   schemas/quiz_env/state.schema.json
-# Schema hash: sha256:97117ab31f5d820cd19e7f3256f7a970dfc7039b6404e7b7abf1c79b13a909a1
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the quiz_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=180.0,
     docker_image="envgen/quiz-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:97117ab31f5d820cd19e7f3256f7a970dfc7039b6404e7b7abf1c79b13a909a1",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 

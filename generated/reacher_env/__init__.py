@@ -5,7 +5,7 @@
 #   schemas/reacher_env/action.schema.json
 #   schemas/reacher_env/observation.schema.json
 #   schemas/reacher_env/state.schema.json
-# Schema hash: sha256:15d89e2bfd64926c8fd6f68e49376e58f627c2146c363de128ab9156446537ad
+# Schemas and their hash: schemas.json
 """Typed client for the reacher_env environment, version 0.1.0.
 
 A two-link planar arm reaching for a seeded target; continuous control.

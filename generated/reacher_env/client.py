@@ -5,7 +5,7 @@
 #   schemas/reacher_env/action.schema.json
 #   schemas/reacher_env/observation.schema.json
 #   schemas/reacher_env/state.schema.json
-# Schema hash: sha256:15d89e2bfd64926c8fd6f68e49376e58f627c2146c363de128ab9156446537ad
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the reacher_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=180.0,
     docker_image="envgen/reacher-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:15d89e2bfd64926c8fd6f68e49376e58f627c2146c363de128ab9156446537ad",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 

@@ -5,7 +5,7 @@
 #   schemas/reacher_env/action.schema.json
 #   schemas/reacher_env/observation.schema.json
 #   schemas/reacher_env/state.schema.json
-# Schema hash: sha256:15d89e2bfd64926c8fd6f68e49376e58f627c2146c363de128ab9156446537ad
+# Schemas and their hash: schemas.json
 """Server-side models for the reacher_env environment, for an openenv server.
 
 Subclasses of openenv's Action, Observation and State (through envgen_runtime.server), made
