@@ -2,20 +2,23 @@
 
 Both `envgen diff` and the client's drift check at connect call `wire_changes`; each says
 through `where` how a location inside a def is shown to its reader (a file and pointer in
-the schemas people edit, or a pointer into a server's `GET /schema`).
+the schemas people edit, or a pointer into a server's `GET /schema`). The comparer is
+imported by the first call: a client whose server publishes its own schemas never loads it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .compare import Comparer, Context, Finding, TooComplex
-from .examples import MISSING
 from .policy import Policy
 from .roles import Role, writer_is_old
-from .witness import prove
+
+if TYPE_CHECKING:
+    from .compare import Context, Finding
+
+NO_WITNESS: Any = object()
 
 Where = Callable[[str, str], tuple[str, str]]
 """(def name, pointer inside it) -> (file, pointer) as the reader of a change sees them."""
@@ -46,17 +49,19 @@ class WireChange:
     message: str
     path: str = ""
     note: str = ""
-    witness: Any = MISSING
+    witness: Any = NO_WITNESS
 
     @property
     def has_witness(self) -> bool:
-        return self.witness is not MISSING
+        return self.witness is not NO_WITNESS
 
 
 def wire_changes(
     role: Role, old: Version, new: Version, policy: Policy, where: Where
 ) -> list[WireChange]:
     """Every wire difference of `role` between `old` and `new`, once per place it shows."""
+    from .compare import Comparer, Context, TooComplex
+
     writer, reader = (old, new) if writer_is_old(role) else (new, old)
     ctx = Context(role, dict(writer.defs), dict(reader.defs), policy)
     comparer = Comparer(ctx)
@@ -91,8 +96,12 @@ def _change(
         return WireChange(
             finding.rule, False, role, file, pointer, finding.message, finding.path, finding.note
         )
+    from .examples import MISSING
+    from .witness import prove
+
     message = f"{finding.message}; {_EFFECT[writer_is_old(role)]}"
     witness = prove(ctx, finding, writer.roots[role], reader.roots[role])
+    witness = NO_WITNESS if witness is MISSING else witness
     return WireChange(
         finding.rule, True, role, file, pointer, message, finding.path, finding.note, witness
     )
