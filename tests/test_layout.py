@@ -27,6 +27,7 @@ RUNTIME_LAYERS: dict[str, set[str]] = {
         "envgen_runtime.core",
         "envgen_runtime.transport",
         "envgen_runtime.providers",
+        "envgen_runtime.schemadiff",
     },
     "envgen_runtime.pool": {
         "envgen_runtime.core",
@@ -35,7 +36,7 @@ RUNTIME_LAYERS: dict[str, set[str]] = {
         "envgen_runtime.client",
     },
     "envgen_runtime.server": {"envgen_runtime.core"},
-    "envgen_runtime.schemadiff": set(),
+    "envgen_runtime.schemadiff": set(),  # imports none of the runtime: the generator uses it
     "envgen_runtime.compat": set(),
     "envgen_runtime.containers": {"envgen_runtime.providers"},
 }

@@ -26,10 +26,10 @@ from generator.codegen.formatting import format_python
 from generator.codegen.models import EnvModels, generate_env_models
 from generator.codegen.render_constants import PACKAGE_INIT, TEMPLATES_DIR
 from generator.codegen.reset_params import reset_context
-from generator.codegen.schemas_json import schemas_json
 from generator.codegen.server_models import ServerModels
 from generator.errors import GenerationError, SchemaError
 from generator.schema.loader import EnvInput
+from generator.schema.published import schemas_json
 
 PACKAGE_FILES = ("__init__.py", "_runtime.py", "client.py", "models.py", "py.typed", "schemas.json")
 """The files an installed env package holds; README.md and pyproject.toml describe it.

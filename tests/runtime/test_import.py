@@ -39,6 +39,8 @@ PUBLIC_API = VERSION_NAMES | {
     "ProviderError",
     "RayProvider",
     "RetryPolicy",
+    "SchemaDriftError",
+    "SchemaDriftWarning",
     "ServerError",
     "ServerValidationError",
     "SessionLostError",

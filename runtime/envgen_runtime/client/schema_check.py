@@ -40,6 +40,13 @@ _LOCK = threading.Lock()
 _WARNED: set[tuple[str, str]] = set()
 
 
+def forget() -> None:
+    """Drop what this process learnt of servers' schemas (the next reset asks again)."""
+    with _LOCK:
+        _VERDICTS.clear()
+        _WARNED.clear()
+
+
 @cache
 def committed_schemas(package: str) -> dict[str, Any] | None:
     """The ``schemas.json`` of a generated package, or None when it has none."""
@@ -131,17 +138,19 @@ def _judge(spec: EnvSpec, url: str, committed: dict[str, Any], body: Any) -> _Ve
     if theirs is None or ours is None or canonical_hash(theirs) == canonical_hash(ours):
         return _Verdict()
     report = drift(committed, body)
-    fix = (
-        f"Fix: envgen pull {url.removesuffix('/schema')} --name {spec.name} --force, then "
-        f"envgen generate {spec.name} (or pass check_schema=False to connect anyway)"
+    regenerate = (
+        f"envgen pull {url.removesuffix('/schema')} --name {spec.name} --force, then "
+        f"envgen generate {spec.name}"
     )
     first = report.first_breaking
     if first is not None:
         more = len(report.breaking) - 1
         also = f" (and {more} more breaking change{'s' if more > 1 else ''})" if more else ""
+        example = f" For example: {_shown(first.witness)}." if first.has_witness else ""
         message = (
             f"the server at {url} publishes schemas that break the {spec.name} client: "
-            f"{first.role} {first.pointer}: {first.message} [{first.rule}]{also}. {fix}"
+            f"{first.role} {first.pointer}: {first.message} [{first.rule}]{also}.{example} "
+            f"Fix: {regenerate} (or pass check_schema=False to connect anyway)"
         )
         return _Verdict(
             error=SchemaDriftError(
@@ -155,5 +164,11 @@ def _judge(spec: EnvSpec, url: str, committed: dict[str, Any], body: Any) -> _Ve
     listed += f"; and {more} more" if more > 0 else ""
     return _Verdict(
         warning=f"the server at {url} publishes schemas that differ compatibly from the "
-        f"{spec.name} client's: {listed}. {fix}"
+        f"{spec.name} client's: {listed}. To use them: {regenerate} "
+        "(check_schema=False turns the check off)"
     )
+
+
+def _shown(value: Any, limit: int = 200) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

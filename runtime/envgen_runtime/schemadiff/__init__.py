@@ -8,7 +8,7 @@ a change breaks when a writer may send what the reader rejects.
 
 The modules, in the order data flows through them:
 
-- `drift`: a server's published schemas against committed ones (`drift`, `DriftReport`).
+- `verdict`: a server's published schemas against committed ones (`drift`, `DriftReport`).
 - `published`: a `/schema` reply as role schemas; each role as a `wire.Version`.
 - `wire`: runs the comparer in the role's direction and proves each break.
 - `compare`, `walk`: the comparer walks writer against reader; `walk` is all its rules see of it.
@@ -19,11 +19,11 @@ The modules, in the order data flows through them:
 - `roles`, `policy`: which side writes each role; how readers behave.
 """
 
-from .drift import QUIET, DriftReport, canonical_hash, drift
 from .policy import Policy
 from .published import NO_RESET_SCHEMA, role_schemas, without_envelope_fields
 from .roles import CLIENT_WRITTEN, ROLES, Role, writer_is_old
 from .schemaops import json_pointer
+from .verdict import QUIET, DriftReport, canonical_hash, drift
 from .wire import Version, Where, WireChange, wire_changes
 
 __all__ = [

@@ -1,10 +1,11 @@
-"""`schemas.json`: the committed schemas a generated package carries, in `GET /schema`'s shape.
+"""An env's committed schemas in `GET /schema`'s shape: `schemas.json`, and what verify compares.
 
 Each role (`action`, `observation`, `state`, and `reset` when the env has reset parameters)
 is its root def with the defs it reaches under `$defs`, the shape an OpenEnv server publishes
-and `envgen pull` reads; `schema_hash` identifies the sources. It is the one generated file
-that names the hash, so a schema edit rewrites only the files whose content it changes; the
-client compares it with the server's `/schema` at connect (`envgen_runtime.schemadiff`).
+and `envgen pull` reads; `schema_hash` identifies the sources. `generated/<env>/schemas.json`
+is the one generated file that names the hash, so a schema edit rewrites only the files whose
+content it changes; clients compare it with the server's `/schema` at connect, and
+`envgen verify` does the same (both through `envgen_runtime.schemadiff.drift`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ _DATA = ("enum", "const", "default", "examples")  # values, not schemas: no refs
 
 def schemas_json(env: EnvInput) -> str:
     """The text of `generated/<env>/schemas.json`: sorted keys, two-space indent."""
+    return pretty_json(published_schemas(env))
+
+
+def published_schemas(env: EnvInput) -> dict[str, Any]:
+    """The committed schemas as a server publishes them, plus `schema_hash`."""
     defs = env.bundle.defs
     document: dict[str, Any] = {"schema_hash": env.schema_hash}
     for role, root in env.bundle.role_names.items():
@@ -28,7 +34,7 @@ def schemas_json(env: EnvInput) -> str:
         if reached:
             schema["$defs"] = reached
         document[role] = schema
-    return pretty_json(document)
+    return document
 
 
 def _reachable(defs: dict[str, Any], root: str) -> dict[str, Any]:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from envgen_runtime.schemadiff import drift
 
-from generator.codegen.schemas_json import schemas_json
 from generator.schema.loader import Layout, load_env
+from generator.schema.published import schemas_json
 from tests.helpers import REPO, write_env
 
 
