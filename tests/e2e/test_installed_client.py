@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -20,13 +21,14 @@ from tests.helpers import REPO
 
 pytestmark = pytest.mark.e2e
 
-GENERATOR_TOOLS = ("generator", "jinja2", "datamodel_code_generator", "ruff", "click", "jsonschema")
+GENERATOR_TOOLS = ("generator", "jinja2", "datamodel_code_generator", "ruff", "click")
 SIZE_RATIO_LIMIT = 1.5
 
 _EPISODE = """
 import importlib, importlib.util, json, pkgutil, sys
 from envgen_clients.echo_env import EchoAction, EchoEnv, RUNTIME_API
 import envgen_runtime
+from envgen_runtime.client import schema_check
 
 for module in pkgutil.iter_modules(envgen_runtime.__path__, "envgen_runtime."):
     try:
@@ -44,6 +46,8 @@ print(json.dumps({
     "done": first.done,
     "echoed": step.observation.echoed_message,
     "step_count": state.step_count,
+    # The drift check at connect found the package's schemas.json and asked the server once.
+    "schemas_checked": [url for url, _ in schema_check._VERDICTS],
     "importable": {
         name: importlib.util.find_spec(name) is not None for name in sys.argv[2].split(",")
     },
@@ -105,6 +109,8 @@ def test_trainer_installs_a_generated_client_from_wheels_and_plays(
     wheels = tmp_path / "wheels"
     runtime_wheel = _wheel(REPO / "runtime", wheels, "envgen_runtime")
     client_wheel = _wheel(REPO / "generated" / "echo_env", wheels, "echo_env_client")
+    with zipfile.ZipFile(client_wheel) as wheel:
+        assert "envgen_clients/echo_env/schemas.json" in wheel.namelist()
 
     python = _fresh_venv(tmp_path / "trainer")
     _pip(python, "install", "-q", str(runtime_wheel), str(client_wheel))
@@ -125,6 +131,7 @@ def test_trainer_installs_a_generated_client_from_wheels_and_plays(
     assert result["done"] is False
     assert result["echoed"] == "installed"
     assert result["step_count"] == 1
+    assert result["schemas_checked"] == [servers[("echo_env", "websocket")] + "/schema"]
     assert result["importable"] == dict.fromkeys(GENERATOR_TOOLS, False)
 
     size, names = _site_size(python)
