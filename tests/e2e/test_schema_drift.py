@@ -94,7 +94,11 @@ def play(url: str, transport: str, flavour: str, **options: Any) -> list[str]:
                     await env.reset()
 
             async def many() -> None:
-                await asyncio.gather(*(one() for _ in range(CLIENTS)))
+                if transport == "websocket":  # at once: they wait for one request
+                    await asyncio.gather(*(one() for _ in range(CLIENTS)))
+                else:  # the HTTP server keeps one environment: one episode at a time
+                    for _ in range(CLIENTS):
+                        await one()
 
             asyncio.run(many())
     return [str(w.message) for w in caught if issubclass(w.category, SchemaDriftWarning)]

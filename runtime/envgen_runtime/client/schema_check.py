@@ -36,8 +36,9 @@ class _Verdict:
 
 
 _VERDICTS: dict[tuple[str, str], _Verdict] = {}
-_LOCK = threading.Lock()
 _WARNED: set[tuple[str, str]] = set()
+_LOCK = threading.Lock()  # guards the tables; each server's request has a lock of its own
+_ASKING: dict[tuple[str, str], threading.Lock] = {}
 
 
 def forget() -> None:
@@ -45,6 +46,7 @@ def forget() -> None:
     with _LOCK:
         _VERDICTS.clear()
         _WARNED.clear()
+        _ASKING.clear()
 
 
 @cache
@@ -78,14 +80,18 @@ def check_schema(
         return
     url = schema_url(base_url)
     key = (url, str(committed.get("schema_hash", "")))
-    with _LOCK:  # held across the request: N clients of one server make one request
+    with _LOCK:
+        asking = _ASKING.setdefault(key, threading.Lock())
+    with asking:  # held across the request: N clients of one server make one request
         verdict = _VERDICTS.get(key)
         if verdict is None:
             body = _fetch(url, headers, timeout_s)
             if body is _UNANSWERED:
                 return  # the reset reports an unreachable server; a later client asks again
             verdict = _judge(spec, url, committed, body)
-            _VERDICTS[key] = verdict
+            with _LOCK:
+                _VERDICTS[key] = verdict
+    with _LOCK:
         first_warning = verdict.warning is not None and key not in _WARNED
         _WARNED.add(key)
     if verdict.error is not None:
