@@ -483,6 +483,7 @@ _OPENENV_CORE = textwrap.dedent(
         _stub = types.ModuleType(_name); _stub.__path__ = [str(_dir)]; sys.modules[_name] = _stub
     """
 )
+UNCHECKED = "generated, check_schema=False"
 FRESH_SCRIPTS: dict[tuple[str, str], str] = {
     ("generated", "http"): (
         "from generated.echo_env import EchoEnv\n_t1 = time.perf_counter()\n"
@@ -491,6 +492,16 @@ FRESH_SCRIPTS: dict[tuple[str, str], str] = {
     ("generated", "websocket"): (
         "from generated.echo_env import EchoEnv\n_t1 = time.perf_counter()\n"
         "env = EchoEnv(URL, transport='websocket')\nenv.reset()\n"
+    ),
+    # The drift check at connect costs the first reset one GET /schema: the same scripts
+    # without it, for the ratio in the headline.
+    (UNCHECKED, "http"): (
+        "from generated.echo_env import EchoEnv\n_t1 = time.perf_counter()\n"
+        "env = EchoEnv(URL, transport='http', check_schema=False)\nenv.reset()\n"
+    ),
+    (UNCHECKED, "websocket"): (
+        "from generated.echo_env import EchoEnv\n_t1 = time.perf_counter()\n"
+        "env = EchoEnv(URL, transport='websocket', check_schema=False)\nenv.reset()\n"
     ),
     ("openenv", "http"): (
         _OPENENV_CORE
@@ -567,17 +578,22 @@ def measure_fresh(urls: dict[str, str], settings: Settings) -> dict[str, Any]:
             + _REPORT
         )
     rows = []
-    for (client, transport), script in FRESH_SCRIPTS.items():
-        repeats = (
-            settings.fresh_repeats if client == "generated" else settings.openenv_fresh_repeats
-        )
-        imports, firsts, walls = [], [], []
-        for _ in range(repeats):
+    runs: dict[tuple[str, str], list[tuple[dict[str, float], float]]] = {
+        key: [] for key in FRESH_SCRIPTS
+    }
+    for round_index in range(settings.fresh_repeats):  # interleaved: the machine's drift
+        for (client, transport), script in FRESH_SCRIPTS.items():  # spreads over every row
+            if not client.startswith("generated") and (
+                round_index >= settings.openenv_fresh_repeats
+            ):
+                continue
             code = f"URL = {urls[transport]!r}\n" + _CLOCK + script + _REPORT
-            figures, wall = _fresh(code)
-            imports.append(figures["import_ms"])
-            firsts.append(figures["first_observation_ms"])
-            walls.append(wall * 1e3)
+            runs[(client, transport)].append(_fresh(code))
+    for (client, transport), done in runs.items():
+        repeats = len(done)
+        imports = [figures["import_ms"] for figures, _ in done]
+        firsts = [figures["first_observation_ms"] for figures, _ in done]
+        walls = [wall * 1e3 for _, wall in done]
         rows.append(
             {
                 "client": client,
@@ -797,6 +813,18 @@ def headline(
             out[f"{row['transport']}_async_cpu_vs_sync_best"] = best_async_ratio(
                 sync_cpu[row["transport"]], row["floor_us"]
             )
+    unchecked = {r["transport"]: r for r in fresh["rows"] if r["client"] == UNCHECKED}
+    checked = {r["transport"]: r for r in gen_fresh}
+    for transport, row in unchecked.items():  # the drift check's cost: one GET /schema
+        out[f"{transport}_first_observation_check_vs_off"] = round(
+            first[transport] / max(row["first_observation_ms"], 1e-9), 2
+        )
+        on, off = checked[transport], row  # connect + reset alone, the import left out
+        out[f"{transport}_schema_check_ms"] = round(
+            (on["first_observation_ms"] - on["import_ms"])
+            - (off["first_observation_ms"] - off["import_ms"]),
+            1,
+        )
     out["import_ms"] = import_ms
     pydantic = [r["import_ms"] for r in fresh["reference_imports"] if r["module"] == PYDANTIC_REF]
     if pydantic:  # the machine's speed, factored out: pydantic's own import, same run
@@ -828,6 +856,30 @@ def preflight() -> int:
     return 0
 
 
+def fresh_only(settings: Settings, out: Path | None) -> int:
+    """The fresh-interpreter figures alone, merged into an earlier full run's results."""
+    with serving(dict.fromkeys(TRANSPORTS, 1)) as urls:
+        fresh = measure_fresh({t: urls[t][0] for t in TRANSPORTS}, settings)
+    for row in fresh["rows"]:
+        print(
+            f"  fresh {row['client']:>29} {row['transport']:>9}: import {row['import_ms']:>7.1f}"
+            f" ms, first observation {row['first_observation_ms']:>7.1f} ms",
+            flush=True,
+        )
+    if out is not None and out.is_file():
+        document = json.loads(out.read_text())
+        document["fresh"] = fresh
+        earlier = document["headline"]
+        head = headline(
+            document["transports"], fresh, document["concurrency"], document["asyncio_floor"]
+        )
+        head.update(quick=earlier.get("quick", False), elapsed_s=earlier.get("elapsed_s"))
+        document["headline"] = head
+        out.write_text(json.dumps(document, indent=2) + "\n")
+        print(json.dumps(head))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer steps and clients (< 60 s)")
@@ -837,9 +889,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only check that the generated client and the example server import, then exit",
     )
+    parser.add_argument(
+        "--fresh-only",
+        action="store_true",
+        help="only the fresh-interpreter figures (one server per transport); with --out, "
+        "replace the fresh section of that earlier run's JSON and recompute its headline",
+    )
     args = parser.parse_args(argv)
     if args.preflight:
         return preflight()
+    if args.fresh_only:
+        return fresh_only(QUICK if args.quick else FULL, args.out)
     settings = QUICK if args.quick else FULL
     began = time.perf_counter()
     servers_each = max(settings.concurrency) if settings.server_per_client else 1

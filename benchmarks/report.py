@@ -212,6 +212,14 @@ def step_section(data: dict[str, Any]) -> list[str]:
             f"{targets['first_observation_ms_max']} ms): "
             f"{_verdict(met[f'{transport}_first_observation'])}"
         )
+        ratio = head.get(f"{transport}_first_observation_check_vs_off")
+        if ratio is not None:  # results from before the drift check have none
+            lines.append(
+                f"- {transport}: start to first observation with the schema drift check "
+                f"{ratio}x without it (`check_schema=False`); connect and reset take "
+                f"{head[f'{transport}_schema_check_ms']} ms longer (one GET /schema per process "
+                "and server, compared; none per step)"
+            )
     lines.append(
         f"- import of a generated client: {head['import_ms']} ms (target <= "
         f"{targets['import_ms_max']} ms): {_verdict(met['import'])}"

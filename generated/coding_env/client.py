@@ -6,7 +6,7 @@
 #   schemas/coding_env/action.schema.json
 #   schemas/coding_env/observation.schema.json
 #   schemas/coding_env/state.schema.json
-# Schema hash: sha256:5cfd8a5dbea3b8d37f1c541cadf565aebaa88f0ee8035e4a8fa0f2424c4cb1dc
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the coding_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=180.0,
     docker_image="envgen/coding-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:5cfd8a5dbea3b8d37f1c541cadf565aebaa88f0ee8035e4a8fa0f2424c4cb1dc",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 

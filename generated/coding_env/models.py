@@ -6,7 +6,7 @@
 #   schemas/coding_env/action.schema.json
 #   schemas/coding_env/observation.schema.json
 #   schemas/coding_env/state.schema.json
-# Schema hash: sha256:5cfd8a5dbea3b8d37f1c541cadf565aebaa88f0ee8035e4a8fa0f2424c4cb1dc
+# Schemas and their hash: schemas.json
 """Typed models for the coding_env environment (action, observation, state)."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 #   schemas/echo_env/action.schema.json
 #   schemas/echo_env/observation.schema.json
 #   schemas/echo_env/state.schema.json
-# Schema hash: sha256:09bb25eb5010e6a48661a3dfeb8ae5fdd5f57074ce69cb9aed0fcaf3fe8c7675
+# Schemas and their hash: schemas.json
 """Typed client for the echo_env environment, version 0.1.0.
 
 Echoes each message back; the simplest possible environment.

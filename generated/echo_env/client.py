@@ -5,7 +5,7 @@
 #   schemas/echo_env/action.schema.json
 #   schemas/echo_env/observation.schema.json
 #   schemas/echo_env/state.schema.json
-# Schema hash: sha256:09bb25eb5010e6a48661a3dfeb8ae5fdd5f57074ce69cb9aed0fcaf3fe8c7675
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the echo_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=180.0,
     docker_image="envgen/echo-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:09bb25eb5010e6a48661a3dfeb8ae5fdd5f57074ce69cb9aed0fcaf3fe8c7675",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 

@@ -5,7 +5,7 @@
 #   schemas/echo_env/action.schema.json
 #   schemas/echo_env/observation.schema.json
 #   schemas/echo_env/state.schema.json
-# Schema hash: sha256:09bb25eb5010e6a48661a3dfeb8ae5fdd5f57074ce69cb9aed0fcaf3fe8c7675
+# Schemas and their hash: schemas.json
 """Server-side models for the echo_env environment, for an openenv server.
 
 Subclasses of openenv's Action, Observation and State (through envgen_runtime.server), made

@@ -6,7 +6,7 @@
 #   schemas/grid_env/observation.schema.json
 #   schemas/grid_env/reset.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:4cbcdd03d9788257232a415c1e1702b2587d2669b1611f0ef23f336822cc44df
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the grid_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=180.0,
     docker_image="envgen/grid-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:4cbcdd03d9788257232a415c1e1702b2587d2669b1611f0ef23f336822cc44df",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 _RESET: ModelCodec[Any] = ModelCodec(GridResetParams, "reset")

@@ -6,7 +6,7 @@
 #   schemas/grid_env/observation.schema.json
 #   schemas/grid_env/reset.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:4cbcdd03d9788257232a415c1e1702b2587d2669b1611f0ef23f336822cc44df
+# Schemas and their hash: schemas.json
 """Typed models for the grid_env environment (action, observation, state)."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
 #   schemas/grid_env/observation.schema.json
 #   schemas/grid_env/reset.schema.json
 #   schemas/grid_env/state.schema.json
-# Schema hash: sha256:4cbcdd03d9788257232a415c1e1702b2587d2669b1611f0ef23f336822cc44df
+# Schemas and their hash: schemas.json
 """Server-side models for the grid_env environment, for an openenv server.
 
 Subclasses of openenv's Action, Observation and State (through envgen_runtime.server), made

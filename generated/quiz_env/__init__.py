@@ -5,7 +5,7 @@
 #   schemas/quiz_env/action.schema.json
 #   schemas/quiz_env/observation.schema.json
 #   schemas/quiz_env/state.schema.json
-# Schema hash: sha256:b7138a032eef118741b05f370acded64457206708fef7ceacf305ffbe728dc63
+# Schemas and their hash: schemas.json
 """Typed client for the quiz_env environment, version 0.1.0.
 
 A short seeded quiz with hints, attempts and a running score.

@@ -5,7 +5,7 @@
 #   schemas/quiz_env/action.schema.json
 #   schemas/quiz_env/observation.schema.json
 #   schemas/quiz_env/state.schema.json
-# Schema hash: sha256:b7138a032eef118741b05f370acded64457206708fef7ceacf305ffbe728dc63
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the quiz_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=180.0,
     docker_image="envgen/quiz-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:b7138a032eef118741b05f370acded64457206708fef7ceacf305ffbe728dc63",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 

@@ -5,7 +5,7 @@
 #   schemas/reacher_env/action.schema.json
 #   schemas/reacher_env/observation.schema.json
 #   schemas/reacher_env/state.schema.json
-# Schema hash: sha256:5a6f152ba4ed01e45cdfc4ec137192e20e9df3a6ab7be2d71c8c01cd17ca8cd6
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the reacher_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=180.0,
     docker_image="envgen/reacher-env:0.1.0",
     docker_port=8000,
-    schema_hash="sha256:5a6f152ba4ed01e45cdfc4ec137192e20e9df3a6ab7be2d71c8c01cd17ca8cd6",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 

@@ -5,7 +5,7 @@
 #   schemas/reacher_env/action.schema.json
 #   schemas/reacher_env/observation.schema.json
 #   schemas/reacher_env/state.schema.json
-# Schema hash: sha256:5a6f152ba4ed01e45cdfc4ec137192e20e9df3a6ab7be2d71c8c01cd17ca8cd6
+# Schemas and their hash: schemas.json
 """Server-side models for the reacher_env environment, for an openenv server.
 
 Subclasses of openenv's Action, Observation and State (through envgen_runtime.server), made

@@ -77,9 +77,10 @@ def _repo_prefix(root: Path) -> str:
 def check_cmd(obj: Context, envs: tuple[str, ...], no_cache: bool, fmt: str) -> None:
     """Exit 1 unless generated/ is exactly what `generate` would write.
 
-    Prints a unified diff for each differing file, then the missing and stale files (with
-    --quiet, only the file names). Envs the cache proves byte-identical to a fresh render
-    are not rendered again (see --no-cache); --verbose names each env checked.
+    Leads with the command that fixes it, then prints a unified diff for each differing file
+    and the missing and stale files (with --quiet, only the file names). Envs the cache
+    proves byte-identical to a fresh render are not rendered again (see --no-cache);
+    --verbose names each env checked.
     """
     from generator.cli.check_formats import render_github, render_json
     from generator.codegen.output import build, check
@@ -102,6 +103,13 @@ def check_cmd(obj: Context, envs: tuple[str, ...], no_cache: bool, fmt: str) -> 
     if report.ok:
         say(f"generated/ is up to date ({plural(len(result.names), 'env')} checked)")
         return
+    command = " ".join(["envgen generate", *report.envs])
+    click.secho(
+        f"generated/ is out of date: {len(report.diffs)} differ, {len(report.missing)} missing, "
+        f"{len(report.stale)} stale. Run `{command}` and commit the result.",
+        fg="red",
+        err=True,
+    )
     for path, diff in report.diffs.items():
         click.echo(f"differs: {path}")
         if verbosity() >= Verbosity.NORMAL:
@@ -110,10 +118,4 @@ def check_cmd(obj: Context, envs: tuple[str, ...], no_cache: bool, fmt: str) -> 
         click.echo(f"missing: {path}")
     for path in report.stale:
         click.echo(f"stale: {path}")
-    click.secho(
-        f"generated/ is out of date: {len(report.diffs)} differ, {len(report.missing)} missing, "
-        f"{len(report.stale)} stale. Run `envgen generate` and commit the result.",
-        fg="red",
-        err=True,
-    )
     sys.exit(EXIT_CHECK_FAILED)

@@ -77,6 +77,8 @@ class CheckReport:
     diffs: dict[str, str] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
+    envs: list[str] = field(default_factory=list)
+    """The envs to regenerate; empty when the fix is regenerating everything."""
 
     @property
     def ok(self) -> bool:
@@ -205,14 +207,18 @@ def check(layout: Layout, result: Build) -> CheckReport:
     report = CheckReport()
     out = layout.generated
     expected = dict(result.files)
+    outdated: set[str | None] = set()  # None: a file of no one env (generated/__init__.py)
     for rel, text in sorted(expected.items()):
         path = out / rel
         shown = layout.display(path)
+        owner = rel.split("/", 1)[0] if "/" in rel else None
         if not path.is_file():
             report.missing.append(shown)
+            outdated.add(owner)
             continue
         actual = path.read_text(encoding="utf-8", errors="replace")
         if actual != text:
+            outdated.add(owner)
             report.diffs[shown] = "".join(
                 difflib.unified_diff(
                     actual.splitlines(keepends=True),
@@ -224,7 +230,11 @@ def check(layout: Layout, result: Build) -> CheckReport:
     for env in result.envs:
         for rel in sorted(set(_disk_files(out / env.name)) - set(result.env_files(env.name))):
             report.stale.append(layout.display(out / env.name / rel))
-    report.stale.extend(layout.display(p) for p in stale_env_dirs(layout, result))
+            outdated.add(env.name)
+    removed = stale_env_dirs(layout, result)
+    report.stale.extend(layout.display(p) for p in removed)
+    if not removed and None not in outdated:
+        report.envs = sorted(name for name in outdated if name is not None)
     if report.ok and result.cache is not None and out.is_dir():
         save_cache(out, result.cache)  # verified: later checks can skip these envs
     return report

@@ -29,9 +29,11 @@ from generator.codegen.reset_params import reset_context
 from generator.codegen.server_models import ServerModels
 from generator.errors import GenerationError, SchemaError
 from generator.schema.loader import EnvInput
+from generator.schema.published import schemas_json
 
-PACKAGE_FILES = ("__init__.py", "_runtime.py", "client.py", "models.py", "py.typed")
-"""The files an installed env package holds; README.md and pyproject.toml describe it."""
+PACKAGE_FILES = ("__init__.py", "_runtime.py", "client.py", "models.py", "py.typed", "schemas.json")
+"""The files an installed env package holds; README.md and pyproject.toml describe it.
+`schemas.json` (the committed schemas and their hash) is read by the client at connect."""
 OUTPUT_FILES = (*PACKAGE_FILES, "server.py", "README.md", "pyproject.toml")
 """`server.py` (server-side models, needing openenv) sits beside the package, not in its wheel."""
 INSTALLED_NAMESPACE = "envgen_clients"
@@ -237,6 +239,7 @@ def render_env(
         "models.py": models,
         "server.py": _server_module(env, jinja, context, made.server),
         "py.typed": render("py.typed.jinja"),
+        "schemas.json": schemas_json(env),
         "README.md": render("README.md.jinja"),
         "pyproject.toml": render("pyproject.toml.jinja"),
     }

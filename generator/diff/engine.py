@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from envgen_runtime.schemadiff import Policy, WireChange, wire_changes
+
 from generator.diff.codeapi import code_changes
-from generator.diff.model import ROLES, Change, Role
-from generator.diff.policy import Policy
+from generator.diff.model import NO_WITNESS, ROLES, Change, Role
 from generator.diff.sides import Side
-from generator.diff.wire import wire_changes
 from generator.schema.jsonio import canonical_json
 
 # Safe code changes that a wire break at the same place already explains. A code change
@@ -33,7 +33,8 @@ def compare_sides(
         return []
     changes: list[Change] = []
     for role in roles:
-        changes.extend(wire_changes(role, old, new, policy))
+        found = wire_changes(role, old.version, new.version, policy, new.where)
+        changes.extend(_as_change(change) for change in found)
     if code:
         wire_breaks = [c for c in changes if c.change_class == "breaking"]
         paths = {(c.file, c.pointer): c.path for c in changes if c.path}
@@ -47,6 +48,21 @@ def compare_sides(
             )
             changes.append(change)
     return sorted(changes, key=Change.sort_key)
+
+
+def _as_change(wire: WireChange) -> Change:
+    """A wire change as the report holds it (its class, and no witness as NO_WITNESS)."""
+    return Change(
+        rule=wire.rule,
+        change_class="breaking" if wire.breaking else "safe",
+        role=wire.role,
+        file=wire.file,
+        pointer=wire.pointer,
+        message=wire.message,
+        path=wire.path,
+        note=wire.note,
+        witness=wire.witness if wire.has_witness else NO_WITNESS,
+    )
 
 
 def _path_in_role(change: Change, sides: tuple[Side, Side]) -> str:

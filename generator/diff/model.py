@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Role = Literal["action", "observation", "state", "reset"]
-ROLES: tuple[Role, ...] = ("action", "observation", "state", "reset")
-CLIENT_WRITTEN: tuple[Role, ...] = ("action", "reset")
-"""Roles the client writes and the server reads: the reset parameters go the action's way."""
+# The roles and their directions are the comparer's, in the runtime: one definition.
+from envgen_runtime.schemadiff import CLIENT_WRITTEN as CLIENT_WRITTEN
+from envgen_runtime.schemadiff import ROLES as ROLES
+from envgen_runtime.schemadiff import Role as Role
+from envgen_runtime.schemadiff import writer_is_old as writer_is_old
 
 ChangeClass = Literal["breaking", "breaking-code", "safe"]
 CLASS_ORDER: dict[str, int] = {"safe": 0, "breaking-code": 1, "breaking": 2}
@@ -17,11 +18,6 @@ CLASS_ORDER: dict[str, int] = {"safe": 0, "breaking-code": 1, "breaking": 2}
 Status = Literal["fails", "allowed", "ignored", "reported", "ok"]
 
 NO_WITNESS = object()
-
-
-def writer_is_old(role: Role) -> bool:
-    """The action and reset parameters are written by (old) clients; the rest by the server."""
-    return role in CLIENT_WRITTEN
 
 
 @dataclass

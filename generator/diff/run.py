@@ -8,13 +8,14 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envgen_runtime.schemadiff import Policy
+
 from generator.diff import ignore
 from generator.diff.engine import compare_sides
 from generator.diff.gate import judge
 from generator.diff.gitrev import checkout, toplevel
 from generator.diff.locate import line_of
 from generator.diff.model import Change, ChangeClass, EnvReport, EnvVersion, Report, Role
-from generator.diff.policy import Policy
 from generator.diff.sides import Side, load_env_side, load_role_side, relabel
 from generator.errors import InputError
 from generator.schema.loader import Layout, discover_envs

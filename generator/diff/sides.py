@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from envgen_runtime.schemadiff import NO_RESET_SCHEMA, Version
+
 from generator.diff.errors import RoleFileError
 from generator.diff.model import Role
 from generator.errors import InputError, ManifestError
@@ -26,9 +28,9 @@ _ROLE_CLASS = {
     "reset": "ResetParams",
 }
 NO_RESET = "EnvgenNoResetParams"
-NO_RESET_SCHEMA = {"type": "object", "additionalProperties": False}
-"""An env without reset.schema.json: its clients send no reset parameters (`{}` only), and
-its server declares none, so a parameter sent to it counts as rejected."""
+"""The def of an env without reset.schema.json (`NO_RESET_SCHEMA`): its clients send no
+reset parameters (`{}` only), and its server declares none, so a parameter sent to it
+counts as rejected."""
 
 
 @dataclass
@@ -46,6 +48,11 @@ class Side:
 
     def role_def(self, role: Role) -> str:
         return self.bundle.role_names[role]
+
+    @property
+    def version(self) -> Version:
+        """What the wire comparer reads of this side: every def, and each role's root."""
+        return Version(defs=self.bundle.defs, roots=self.bundle.role_names)
 
     def where(self, def_name: str, pointer: str) -> tuple[str, str]:
         """File and JSON pointer (in that file) of a location inside a def."""

@@ -14,10 +14,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envgen_runtime.schemadiff import Policy
+
 from generator.codegen.output import build, write
 from generator.diff.engine import compare_sides
 from generator.diff.model import Change
-from generator.diff.policy import Policy
 from generator.diff.sides import load_env_side
 from generator.errors import EnvExistsError, EnvgenError
 from generator.schema.env_folder import EnvFiles, write_env_folder

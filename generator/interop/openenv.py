@@ -8,16 +8,16 @@ a generated observation then has no stale copies of them.
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
+
+from envgen_runtime.schemadiff import without_envelope_fields as without_envelope_fields
 
 from generator.errors import SchemaError
 from generator.schema.check import check_meta_schema, check_role_root
 from generator.schema.manifest import SEMVER_RE
 
 ROLES = ("action", "observation", "state")
-_ENVELOPE_FIELDS = ("reward", "done")
 
 
 def snake_case(name: str) -> str:
@@ -39,19 +39,6 @@ def env_name_from_server(name: str) -> str:
 
 def semver_or_default(version: Any) -> str:
     return version if isinstance(version, str) and SEMVER_RE.match(version) else "0.1.0"
-
-
-def without_envelope_fields(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop `reward`/`done` from an observation schema when they are optional base fields."""
-    out = copy.deepcopy(schema)
-    props = out.get("properties")
-    if not isinstance(props, dict):
-        return out
-    required = out.get("required", [])
-    for name in _ENVELOPE_FIELDS:
-        if name in props and name not in required:
-            del props[name]
-    return out
 
 
 def check_schemas(schemas: dict[str, Any], origin: str) -> None:

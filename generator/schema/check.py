@@ -7,6 +7,8 @@ import keyword
 import re
 from typing import TYPE_CHECKING, Any
 
+from envgen_runtime import schemadiff
+
 from generator.errors import SchemaError
 
 if TYPE_CHECKING:
@@ -62,9 +64,8 @@ def _check_string(text: str, path: list[str | int], display: str) -> None:
         )
 
 
-def json_pointer(parts: Any) -> str:
-    """Render path parts as an RFC 6901 JSON pointer."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+json_pointer = schemadiff.json_pointer
+"""Render path parts as an RFC 6901 JSON pointer (the comparer's, so both read alike)."""
 
 
 def check_meta_schema(doc: Any, display: str) -> None:

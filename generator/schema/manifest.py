@@ -27,7 +27,7 @@ _TABLES: dict[str, set[str]] = {
     "server": {"command", "health_path", "startup_timeout_s"},
     "docker": {"image", "port", "requirements", "include"},
     "auth": {"token_env"},
-    # Reader behaviour `envgen diff` assumes (generator/diff/policy.py); all booleans.
+    # Reader behaviour `envgen diff` assumes (envgen_runtime/schemadiff/policy.py); all booleans.
     "compat": {
         "readers_ignore_unknown_fields",
         "server_ignores_unknown_fields",

@@ -1,26 +1,22 @@
 """Drift: the server's own `GET /schema` against the committed schemas, and the version its
 `GET /metadata` reports against env.toml's (`check_version`).
 
-The server's schemas are read as `envgen pull` reads them (the envelope's reward and done
-left out of the observation) and compared with the committed ones by the diff engine, the
-committed schemas as the old side and the server as the new: what the diff calls breaking is
-what the running server would break in the committed client.
+The committed schemas (as `schemas.json` holds them) are the old side and the server's the
+new, judged by `envgen_runtime.schemadiff.drift`, the check generated clients run at
+connect: what it calls breaking is what the running server would break in the committed
+client. The server's reply is checked as `envgen pull` checks it first, so an unusable one
+is reported as such.
 """
 
 from __future__ import annotations
 
-import json
-import tempfile
-from pathlib import Path
-from typing import Any
+from envgen_runtime.schemadiff import Policy, drift
 
-from generator.diff.engine import compare_sides
-from generator.diff.policy import Policy
-from generator.diff.sides import load_role_side
 from generator.errors import EnvgenError
-from generator.interop.openenv import check_schemas, without_envelope_fields
+from generator.interop.openenv import check_schemas
 from generator.interop.pull import fetch_json
 from generator.schema.loader import Layout, role_file
+from generator.schema.published import published_schemas
 from generator.verify.model import VerifyReport, Violation
 from generator.verify.schemas import ROLES, CommittedSchemas
 
@@ -39,35 +35,24 @@ def check_drift(layout: Layout, schemas: CommittedSchemas, url: str, report: Ver
     if not isinstance(body, dict):
         report.add(Violation("drift.breaking", "/schema is not a JSON object", value=body))
         return
-    server: dict[str, Any] = {role: body.get(role) for role in ROLES}
     try:
-        check_schemas(server, origin)
+        check_schemas({role: body.get(role) for role in ROLES}, origin)
     except EnvgenError as exc:
         report.add(Violation("drift.breaking", f"the server's /schema is unusable: {exc}"))
         return
-    server["observation"] = without_envelope_fields(server["observation"])
-    name = schemas.name
     policy = Policy.resolve(dict(schemas.env.manifest.compat), {})
-    with tempfile.TemporaryDirectory(prefix="envgen-verify-") as tmp:
-        for role in ROLES:
-            committed_path = role_file(layout.schemas / name, role)
-            served_path = Path(tmp) / f"{role}.schema.json"
-            served_path.write_text(json.dumps(server[role]), encoding="utf-8")
-            committed = load_role_side(
-                committed_path, role, layout.display(committed_path), layout.root, layout.schemas
+    found = drift(published_schemas(schemas.env), body, policy)
+    for change in found.breaking:
+        committed_path = role_file(layout.schemas / schemas.name, change.role)
+        report.add(
+            Violation(
+                check="drift.breaking",
+                message=f"{change.role}: {change.rule}: {change.message}",
+                # The pointer inside the role's schema, as the role's file would hold it.
+                pointer=change.pointer.removeprefix(f"/{change.role}"),
+                file=layout.display(committed_path),
             )
-            served = load_role_side(served_path, role, f"{origin}#/{role}", Path(tmp))
-            for change in compare_sides(committed, served, policy, roles=(role,), code=False):
-                if change.change_class != "breaking":
-                    continue
-                report.add(
-                    Violation(
-                        check="drift.breaking",
-                        message=f"{role}: {change.rule}: {change.message}",
-                        pointer=change.pointer,
-                        file=layout.display(committed_path),
-                    )
-                )
+        )
 
 
 def check_version(

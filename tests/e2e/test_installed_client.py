@@ -18,13 +18,14 @@ from tests.e2e.trainer_venv import TrainerVenv, clean_env, fresh_venv, pip
 
 pytestmark = pytest.mark.e2e
 
-GENERATOR_TOOLS = ("generator", "jinja2", "datamodel_code_generator", "ruff", "click", "jsonschema")
+GENERATOR_TOOLS = ("generator", "jinja2", "datamodel_code_generator", "ruff", "click")
 SIZE_RATIO_LIMIT = 1.5
 
 _EPISODE = """
-import importlib, importlib.util, json, pkgutil, sys
+import importlib, importlib.resources, importlib.util, json, pkgutil, sys
 from envgen_clients.echo_env import EchoAction, EchoEnv, RUNTIME_API
 import envgen_runtime
+from envgen_runtime.client import schema_check
 
 for module in pkgutil.iter_modules(envgen_runtime.__path__, "envgen_runtime."):
     try:
@@ -42,6 +43,11 @@ print(json.dumps({
     "done": first.done,
     "echoed": step.observation.echoed_message,
     "step_count": state.step_count,
+    # The wheel ships schemas.json; the drift check at connect read it and asked the server once.
+    "schemas_json": importlib.resources.files("envgen_clients.echo_env")
+    .joinpath("schemas.json")
+    .is_file(),
+    "schemas_checked": [url for url, _ in schema_check._VERDICTS],
     "importable": {
         name: importlib.util.find_spec(name) is not None for name in sys.argv[2].split(",")
     },
@@ -88,6 +94,8 @@ def test_trainer_installs_a_generated_client_from_wheels_and_plays(
     assert result["done"] is False
     assert result["echoed"] == "installed"
     assert result["step_count"] == 1
+    assert result["schemas_json"] is True
+    assert result["schemas_checked"] == [servers[("echo_env", "websocket")] + "/schema"]
     assert result["importable"] == dict.fromkeys(GENERATOR_TOOLS, False)
 
     size, names = _site_size(python)

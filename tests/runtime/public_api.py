@@ -21,6 +21,7 @@ MODULES = (
     "envgen_runtime",
     "envgen_runtime.compat",
     "envgen_runtime.containers",
+    "envgen_runtime.schemadiff",
     "envgen_runtime.server",
 )
 """Where users import from: the package face, the public submodules, and every module path

@@ -40,6 +40,8 @@ PUBLIC_API = VERSION_NAMES | {
     "ProviderError",
     "RayProvider",
     "RetryPolicy",
+    "SchemaDriftError",
+    "SchemaDriftWarning",
     "ServerError",
     "ServerValidationError",
     "SessionLostError",
@@ -101,7 +103,10 @@ def test_importing_a_generated_client_defers_asyncio_and_http_client() -> None:
     # plugin loader (importlib.metadata) by the first model validator built (EnvModel defers
     # that to first use); logging by the first WebSocket connection (its redacting logger).
     loaded = _modules_loaded_by("import generated.echo_env")
+    # jsonschema and the schema comparer: by the first reset that finds the server's schemas
+    # differ from the committed ones (the drift check at connect).
     deferred = ("asyncio", "http.client", "ssl", "pydantic.plugin._loader", "logging")
+    deferred += ("jsonschema", "envgen_runtime.schemadiff")
     for name in (*deferred, *HEAVY):
         assert name not in loaded, f"import generated.echo_env loaded {name}"
 
@@ -120,7 +125,7 @@ def test_py_typed_marker_exists() -> None:
 def test_runtime_never_imports_the_generator_or_its_tools() -> None:
     # The import-time test above sees only what loads eagerly; this reads every import line,
     # lazy ones included. (tests/e2e/test_installed_client.py proves it in a venv without them.)
-    forbidden = ("generator", "jinja2", "datamodel_code_generator", "ruff", "click", "jsonschema")
+    forbidden = ("generator", "jinja2", "datamodel_code_generator", "ruff", "click")
     pattern = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_][\w]*)", re.M)
     package = REPO_ROOT / "runtime" / "envgen_runtime"
     for path in sorted(package.rglob("*.py")):
@@ -129,6 +134,8 @@ def test_runtime_never_imports_the_generator_or_its_tools() -> None:
         assert not tops & set(forbidden), f"{path.name} imports {sorted(tops & set(forbidden))}"
         depth = len(path.relative_to(package).parts)  # a relative import may climb depth - 1
         assert f"from {'.' * (depth + 1)}" not in text, f"{path} imports from outside the package"
+        if path.name != "validation.py":  # the one module that validates, and lazily
+            assert "jsonschema" not in tops, f"{path.name} imports jsonschema"
 
 
 def test_importing_a_client_loads_no_provider_only_module() -> None:

@@ -64,6 +64,10 @@ class AsyncEnvClient(AsyncProviderLaunchers, ClientCore[ActT, ObsT, StateT, Asyn
     ) -> StepResult[ObsT]:
         """Start a new episode; only the arguments given are sent (see ``EnvClient.reset``)."""
         body = self._reset_body(seed, episode_id, kwargs)
+        if self._schema_due:  # one blocking GET per process and server: off the loop
+            import asyncio
+
+            await asyncio.to_thread(self._check_schema)
         payload = await self._request("reset", body, headers)
         return self._after_reset(episode_id, payload)
 

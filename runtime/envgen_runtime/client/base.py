@@ -45,6 +45,7 @@ class ClientOptions(TypedDict, total=False):
     trace: bool | str
     strict: bool
     max_message_bytes: int | None
+    check_schema: bool
 
 
 class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
@@ -69,6 +70,7 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
         trace: bool | str = False,
         strict: bool = False,
         max_message_bytes: int | None = 100 * 1024 * 1024,
+        check_schema: bool = True,
         owns_provider: bool = False,
     ) -> None:
         """Connect to ``base_url``, or to the server of ``provider``; nothing is sent yet.
@@ -83,7 +85,10 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
         or a parent traceparent to continue); ``strict`` parses observations and states
         strictly (see ``ModelCodec.decode``). ``max_message_bytes`` is the largest WebSocket
         message accepted (default 100 MiB; None: no limit); a larger reply raises
-        ProtocolError naming this option.
+        ProtocolError naming this option. ``check_schema`` (default True) has the first
+        reset compare the server's ``GET /schema`` with the schemas the client was generated
+        from, once per process and server: a breaking difference raises SchemaDriftError, a
+        compatible one warns once (SchemaDriftWarning); no request is made per step.
         """
         spec = self._spec()
         name = transport if transport is not None else spec.transport
@@ -124,6 +129,7 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
         self._retry = retry if retry is not None else RetryPolicy()
         self._strict = bool(strict)
         self._max_message_bytes = max_message_bytes
+        self._schema_due = bool(check_schema)
         self._episode_id: str | None = None
         self._episode_id_given = False
         self._provider = provider
@@ -243,6 +249,17 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
         """Only the arguments given: the server applies its own defaults to the rest."""
         given = {"seed": seed, "episode_id": episode_id}
         return {**{k: v for k, v in given.items() if v is not None}, **kwargs}
+
+    def _check_schema(self) -> None:
+        """Before the first reset: the server's schemas against the committed ones (blocking).
+
+        Raises SchemaDriftError on a break, and then again on every reset until fixed.
+        """
+        from .schema_check import check_schema
+
+        self._require_transport("reset")  # a closed client asks the server nothing
+        check_schema(self._spec(), self._base_url, self._wire_headers, self._timeout_s)
+        self._schema_due = False
 
     def _retry_delay(self, op: Op, exc: EnvgenRuntimeError, attempt: int) -> float:
         """Seconds to wait before retrying ``op`` after ``exc``; raises ``exc`` when not retried.

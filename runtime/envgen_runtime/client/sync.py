@@ -57,6 +57,8 @@ class EnvClient(ProviderLaunchers, ClientCore[ActT, ObsT, StateT, Transport]):
         reset opens the session). Over WebSocket a reset after a lost session opens a new one.
         """
         body = self._reset_body(seed, episode_id, kwargs)
+        if self._schema_due:
+            self._check_schema()
         payload = self._request("reset", body, headers)
         return self._after_reset(episode_id, payload)
 

@@ -13,8 +13,11 @@ one type; the subclasses say what went wrong and carry the data needed to act on
     ├── ServerError                 the server answered with an error
     │   ├── EpisodeEndedError       a step after the episode ended (done): reset first
     │   └── ServerValidationError   the server rejected a request as invalid
+    ├── SchemaDriftError            the server's schemas break this client (checked at connect)
     └── EnvValidationError          a value failed the generated models on the client side
         └── ServerValidationError   (the same class as above: it has both parents)
+
+``SchemaDriftWarning`` (a ``UserWarning``) says the server's schemas changed compatibly.
 
 So ``except ServerError`` catches every error the server reported, and
 ``except EnvValidationError`` catches every validation failure wherever it was detected.
@@ -181,6 +184,25 @@ class EpisodeEndedError(ServerError):
 
     Raised alike over HTTP and WebSocket; ``reset()`` starts the next episode.
     """
+
+
+class SchemaDriftError(EnvgenRuntimeError):
+    """The server publishes schemas that break this client; raised by its first reset.
+
+    ``role`` and ``pointer`` (into the server's ``GET /schema``) locate the first breaking
+    change, ``rule`` is its ``envgen diff`` rule id, ``url`` the server's ``/schema``.
+    """
+
+    def __init__(self, message: str, *, url: str, role: str, pointer: str, rule: str) -> None:
+        super().__init__(message)
+        self.url = url
+        self.role = role
+        self.pointer = pointer
+        self.rule = rule
+
+
+class SchemaDriftWarning(UserWarning):
+    """The server's schemas differ from the client's compatibly: regenerating would help."""
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,10 @@ class EnvSpec:
     """Static facts about one environment, written by the generator into ``SPEC``.
 
     ``server_command`` is an argv template; ``{python}``, ``{host}``, ``{port}`` and
-    ``{transport}`` are filled in by ``LocalProcessProvider``. ``schema_hash`` identifies the
-    schemas the client was generated from, so a mismatch can be reported.
+    ``{transport}`` are filled in by ``LocalProcessProvider``. ``schemas_package`` names the
+    package whose ``schemas.json`` holds the schemas the client was generated from and their
+    hash (generated clients: their own package), which the client compares with the server's
+    ``GET /schema`` at connect; ``schema_hash`` is for hand-written specs without one.
     ``auth_token_env`` names the environment variable holding a bearer token (env.toml's
     ``[auth] token_env``); the name is public, the token is read when a client is built.
     """
@@ -34,6 +36,7 @@ class EnvSpec:
     docker_port: int = 8000
     schema_hash: str = ""
     auth_token_env: str | None = None
+    schemas_package: str | None = None
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:

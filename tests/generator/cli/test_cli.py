@@ -73,13 +73,26 @@ def test_check_fails_with_diff(tmp_path: Path) -> None:
     assert "1 differ, 1 missing, 0 stale" in result.output
 
 
-def test_check_after_schema_change_without_regenerating(tmp_path: Path) -> None:
+def test_check_after_schema_change_leads_with_the_fix_and_lists_only_changed_files(
+    tmp_path: Path,
+) -> None:
     write_env(tmp_path, "alpha")
+    write_env(tmp_path, "beta")
     run(tmp_path, "generate")
     write_env(tmp_path, "alpha", action={"type": "object", "properties": {"y": {"type": "string"}}})
     result = run(tmp_path, "check")
     assert result.exit_code == 1
-    assert "Schema hash" in result.output
+    assert result.output.splitlines()[0] == (
+        "generated/ is out of date: 4 differ, 0 missing, 0 stale. "
+        "Run `envgen generate alpha` and commit the result."
+    )
+    # The schema hash lives in schemas.json alone: files whose content the edit leaves as it
+    # was (py.typed, _runtime.py, __init__.py, pyproject.toml) are not rewritten.
+    differs = sorted(line for line in result.output.splitlines() if line.startswith("differs"))
+    assert differs == [
+        f"differs: generated/alpha/{name}"
+        for name in ("README.md", "models.py", "schemas.json", "server.py")
+    ]
 
 
 def test_bad_input_exits_2_naming_file_and_pointer(tmp_path: Path) -> None:

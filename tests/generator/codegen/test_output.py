@@ -38,6 +38,7 @@ def test_generate_then_check_is_clean(tmp_path: Path) -> None:
         "models.py",
         "py.typed",
         "pyproject.toml",
+        "schemas.json",
         "server.py",
     ]
     assert _generate(tmp_path) == []  # nothing changed, nothing rewritten

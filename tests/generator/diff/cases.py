@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.diff.policy import Policy
+from envgen_runtime.schemadiff import Policy
 
 BASE: dict[str, Any] = {
     "type": "object",

@@ -8,15 +8,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from envgen_runtime.schemadiff import Policy
+from envgen_runtime.schemadiff.validation import formats, view
 from jsonschema import Draft202012Validator
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from generator.diff.engine import compare_sides
 from generator.diff.model import Change, Role, writer_is_old
-from generator.diff.policy import Policy
 from generator.diff.sides import load_role_side
-from generator.diff.validation import FORMATS, view
 
 _counter = itertools.count()
 
@@ -72,7 +72,7 @@ def accepts(schema: Any, value: Any, files: dict[str, Any] | None = None) -> boo
     registry: Registry[Any] = Registry().with_resources(
         (name, DRAFT202012.create_resource(doc)) for name, doc in (files or {}).items()
     )
-    validator = Draft202012Validator(schema, registry=registry, format_checker=FORMATS)
+    validator = Draft202012Validator(schema, registry=registry, format_checker=formats())
     return bool(validator.is_valid(value))
 
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from envgen_runtime.schemadiff.examples import FORMAT_EXAMPLES
+from envgen_runtime.schemadiff.numeric import lower_bound, upper_bound
+from envgen_runtime.schemadiff.schemaops import canon, types_of
 from hypothesis import strategies as st
-
-from generator.diff.examples import FORMAT_EXAMPLES
-from generator.diff.numeric import lower_bound, upper_bound
-from generator.diff.schemaops import canon, types_of
 
 Strategy = st.SearchStrategy[Any]
 SCALARS: Strategy = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=4))

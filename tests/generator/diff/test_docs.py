@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from generator.diff.policy import Policy
+from envgen_runtime.schemadiff import Policy
+
 from generator.diff.rules import RULES
 from tests.helpers import REPO
 

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from envgen_runtime.schemadiff import Policy
+from envgen_runtime.schemadiff.validation import formats
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from generator.diff.model import Change, Role
-from generator.diff.policy import Policy
-from generator.diff.validation import FORMATS
 from tests.generator.diff.cases import BASE, CASES, CLOSED, NESTED, TUPLE, UNION, Case
 from tests.generator.diff.helpers import (
     NO_WITNESS,
@@ -57,7 +57,7 @@ def _safe_directions() -> list[tuple[Case, Role]]:
 
 
 def _draw_valid(data: st.DataObject, schema: Any) -> Any:
-    validator = Draft202012Validator(schema, format_checker=FORMATS)
+    validator = Draft202012Validator(schema, format_checker=formats())
     value = data.draw(values_of(schema, schema))
     assume(validator.is_valid(value))
     return json.loads(json.dumps(value))

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from envgen_runtime.schemadiff import Policy
 
 from generator.cli import main
 from generator.diff.model import writer_is_old
-from generator.diff.policy import Policy
 from generator.diff.rules import RULES
 from tests.generator.diff.gitrepo import commit, edit_json
 from tests.generator.diff.helpers import diff

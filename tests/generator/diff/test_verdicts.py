@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from envgen_runtime.schemadiff import Policy
 
 from generator.diff.model import Change, Role
-from generator.diff.policy import Policy
 from generator.diff.rules import RULES
 from tests.generator.diff.cases import CASES, Case
 from tests.generator.diff.helpers import NO_WITNESS, assert_witness, diff, worst

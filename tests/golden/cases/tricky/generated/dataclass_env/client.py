@@ -7,7 +7,7 @@
 #   schemas/dataclass_env/observation.schema.json
 #   schemas/dataclass_env/reset.schema.json
 #   schemas/dataclass_env/state.schema.json
-# Schema hash: sha256:164ceb8481563328d0eefbef00904c7c4c5b7ac91f6c7c54c0447b9f0c610de4
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the dataclass_env environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=60.0,
     docker_image=None,
     docker_port=8000,
-    schema_hash="sha256:164ceb8481563328d0eefbef00904c7c4c5b7ac91f6c7c54c0447b9f0c610de4",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 _RESET: ModelCodec[Any] = ModelCodec(DataclassResetParams, "reset")

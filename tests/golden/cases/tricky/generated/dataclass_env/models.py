@@ -7,7 +7,7 @@
 #   schemas/dataclass_env/observation.schema.json
 #   schemas/dataclass_env/reset.schema.json
 #   schemas/dataclass_env/state.schema.json
-# Schema hash: sha256:164ceb8481563328d0eefbef00904c7c4c5b7ac91f6c7c54c0447b9f0c610de4
+# Schemas and their hash: schemas.json
 """Typed models for the dataclass_env environment (action, observation, state)."""
 
 from __future__ import annotations

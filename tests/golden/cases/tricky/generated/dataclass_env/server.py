@@ -7,7 +7,7 @@
 #   schemas/dataclass_env/observation.schema.json
 #   schemas/dataclass_env/reset.schema.json
 #   schemas/dataclass_env/state.schema.json
-# Schema hash: sha256:164ceb8481563328d0eefbef00904c7c4c5b7ac91f6c7c54c0447b9f0c610de4
+# Schemas and their hash: schemas.json
 """Server-side models for the dataclass_env environment, for an openenv server.
 
 Subclasses of openenv's Action, Observation and State (through envgen_runtime.server), made

@@ -6,7 +6,7 @@
 #   schemas/evil/observation.schema.json
 #   schemas/evil/reset.schema.json
 #   schemas/evil/state.schema.json
-# Schema hash: sha256:2fad972a4ca5006e763c818f89dcb40e297cb6ecf5d0b3d57eaf48d557f369f4
+# Schemas and their hash: schemas.json
 """The envgen-runtime API this package was generated for, checked when it is imported."""
 
 try:

@@ -6,7 +6,7 @@
 #   schemas/evil/observation.schema.json
 #   schemas/evil/reset.schema.json
 #   schemas/evil/state.schema.json
-# Schema hash: sha256:2fad972a4ca5006e763c818f89dcb40e297cb6ecf5d0b3d57eaf48d557f369f4
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the evil environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=60.0,
     docker_image=None,
     docker_port=8000,
-    schema_hash="sha256:2fad972a4ca5006e763c818f89dcb40e297cb6ecf5d0b3d57eaf48d557f369f4",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 _RESET: ModelCodec[Any] = ModelCodec(EvilResetParams, "reset")

@@ -5,7 +5,7 @@
 #   schemas/tuples/action.schema.json
 #   schemas/tuples/observation.schema.json
 #   schemas/tuples/state.schema.json
-# Schema hash: sha256:97d7ecbe2bedea47df7f46b59a52809029dc22a259c91e5f02e7f77cb8905e2a
+# Schemas and their hash: schemas.json
 """Typed client for the tuples environment, version 0.1.0.
 
 Fixed-length arrays (pydantic tuples) with array defaults, at any depth.

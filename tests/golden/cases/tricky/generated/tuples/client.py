@@ -5,7 +5,7 @@
 #   schemas/tuples/action.schema.json
 #   schemas/tuples/observation.schema.json
 #   schemas/tuples/state.schema.json
-# Schema hash: sha256:97d7ecbe2bedea47df7f46b59a52809029dc22a259c91e5f02e7f77cb8905e2a
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the tuples environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=60.0,
     docker_image=None,
     docker_port=8000,
-    schema_hash="sha256:97d7ecbe2bedea47df7f46b59a52809029dc22a259c91e5f02e7f77cb8905e2a",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 

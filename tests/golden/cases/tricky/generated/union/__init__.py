@@ -6,7 +6,7 @@
 #   schemas/union/action.schema.json
 #   schemas/union/observation.schema.json
 #   schemas/union/state.schema.json
-# Schema hash: sha256:bdb43d2259cfa7379fb04f587cb24d25333646c8505ae65d0bdc9fbb4c13e82d
+# Schemas and their hash: schemas.json
 """Typed client for the union environment, version 2.1.0.
 
 A tagged-union action, enums, nested arrays, a cross-file $ref and nullable fields.

@@ -6,7 +6,7 @@
 #   schemas/union/action.schema.json
 #   schemas/union/observation.schema.json
 #   schemas/union/state.schema.json
-# Schema hash: sha256:bdb43d2259cfa7379fb04f587cb24d25333646c8505ae65d0bdc9fbb4c13e82d
+# Schemas and their hash: schemas.json
 """The envgen-runtime API this package was generated for, checked when it is imported."""
 
 try:

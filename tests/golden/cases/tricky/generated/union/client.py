@@ -6,7 +6,7 @@
 #   schemas/union/action.schema.json
 #   schemas/union/observation.schema.json
 #   schemas/union/state.schema.json
-# Schema hash: sha256:bdb43d2259cfa7379fb04f587cb24d25333646c8505ae65d0bdc9fbb4c13e82d
+# Schemas and their hash: schemas.json
 """Typed clients and pools for the union environment: blocking and asyncio."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ _SPEC = EnvSpec(
     startup_timeout_s=60.0,
     docker_image=None,
     docker_port=8000,
-    schema_hash="sha256:bdb43d2259cfa7379fb04f587cb24d25333646c8505ae65d0bdc9fbb4c13e82d",
+    schemas_package=__package__,
     auth_token_env=None,
 )
 

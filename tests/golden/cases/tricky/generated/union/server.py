@@ -6,7 +6,7 @@
 #   schemas/union/action.schema.json
 #   schemas/union/observation.schema.json
 #   schemas/union/state.schema.json
-# Schema hash: sha256:bdb43d2259cfa7379fb04f587cb24d25333646c8505ae65d0bdc9fbb4c13e82d
+# Schemas and their hash: schemas.json
 """Server-side models for the union environment, for an openenv server.
 
 Subclasses of openenv's Action, Observation and State (through envgen_runtime.server), made

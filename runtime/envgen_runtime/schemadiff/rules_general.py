@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from generator.diff.schemaops import (
+from .schemaops import (
     ANNOTATIONS,
     KNOWN_KEYWORDS,
     OTHER_KEYWORDS,
@@ -20,7 +20,7 @@ from generator.diff.schemaops import (
     admits,
     canon,
 )
-from generator.diff.walk import Site, Walker
+from .walk import Site, Walker
 
 
 def show(value: Any) -> str:

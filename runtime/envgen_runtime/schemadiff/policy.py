@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
-from generator.diff.model import CLIENT_WRITTEN, Role
+from .roles import CLIENT_WRITTEN, Role
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from generator.diff import rules_array, rules_general, rules_object, rules_scalar
-from generator.diff.examples import MISSING, Examples
-from generator.diff.model import Role, writer_is_old
-from generator.diff.policy import Policy
-from generator.diff.schemaops import (
+from . import rules_array, rules_general, rules_object, rules_scalar
+from .examples import MISSING, Examples
+from .policy import Policy
+from .roles import Role, writer_is_old
+from .schemaops import (
     Loc,
     Node,
     admits,
@@ -32,8 +32,8 @@ from generator.diff.schemaops import (
     union_kind,
     value_types,
 )
-from generator.diff.validation import Validation, reader_defs, view
-from generator.diff.walk import Frame, Site
+from .validation import Validation, reader_defs, view
+from .walk import Frame, Site
 
 BUDGET = 20000
 

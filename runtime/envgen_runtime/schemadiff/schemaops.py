@@ -12,8 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.diff.numeric import lcm_step
-from generator.schema.check import json_pointer
+from .numeric import lcm_step
 
 ANNOTATIONS = frozenset(
     {
@@ -83,6 +82,11 @@ KNOWN_KEYWORDS = (
     | {"default", "additionalItems"}
 )
 ALL_TYPES = frozenset({"null", "boolean", "object", "array", "number", "integer", "string"})
+
+
+def json_pointer(parts: Any) -> str:
+    """Render path parts as an RFC 6901 JSON pointer."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from generator.diff.examples import MISSING
-from generator.diff.rules_scalar import count_bound
-from generator.diff.schemaops import Loc, Node, admits, resolve, value_types
-from generator.diff.walk import Site, Walker
+from .examples import MISSING
+from .rules_scalar import count_bound
+from .schemaops import Loc, Node, admits, resolve, value_types
+from .walk import Site, Walker
 
 
 def arrays(wk: Walker, w: Node, r: Node, site: Site) -> None:

@@ -4,29 +4,35 @@ Witnesses are only reported once `jsonschema` agrees with them, so this module i
 it validates against any subschema of a bundle (its `$ref`s resolve into the bundle's
 `$defs`), checks formats the way generated models do, and builds the schema a reader
 effectively applies under a policy (unknown fields accepted, defaults filling `required`,
-enums left open).
+enums left open). `jsonschema` is imported on the first validation, not with this module:
+the runtime imports the comparer only when a client compares schemas at connect.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import datetime, time
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from jsonschema import Draft202012Validator, FormatChecker
+from .policy import Policy
+from .roles import Role
+from .schemaops import as_dict, json_type
 
-from generator.diff.model import Role
-from generator.diff.policy import Policy
-from generator.diff.schemaops import as_dict, json_type
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, FormatChecker
 
 _DATA = ("enum", "const", "default", "examples")
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _TIME = re.compile(r"^\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
 
-def _checker() -> FormatChecker:
+@cache
+def formats() -> FormatChecker:
     """jsonschema's checkers plus the formats generated pydantic models enforce."""
+    from jsonschema import Draft202012Validator, FormatChecker
+
     checker = FormatChecker()
     checker.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
 
@@ -64,9 +70,6 @@ def _checker() -> FormatChecker:
     return checker
 
 
-FORMATS = _checker()
-
-
 class Validation:
     """Validates values against subschemas of one bundle's `$defs`."""
 
@@ -81,8 +84,10 @@ class Validation:
             return False
         entry = self._cache.get(id(schema))
         if entry is None or entry[0] is not schema:
+            from jsonschema import Draft202012Validator
+
             document = {"$defs": self.defs, "allOf": [schema]}
-            entry = (schema, Draft202012Validator(document, format_checker=FORMATS))
+            entry = (schema, Draft202012Validator(document, format_checker=formats()))
             self._cache[id(schema)] = entry
         try:
             return bool(entry[1].is_valid(value))

@@ -12,9 +12,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from generator.diff.numeric import integer_lower, integer_upper, lower_bound, upper_bound
-from generator.diff.regexgen import samples
-from generator.diff.schemaops import (
+from .numeric import integer_lower, integer_upper, lower_bound, upper_bound
+from .regexgen import samples
+from .schemaops import (
     Loc,
     Node,
     as_dict,
@@ -24,7 +24,7 @@ from generator.diff.schemaops import (
     types_of,
     union_kind,
 )
-from generator.diff.validation import Validation
+from .validation import Validation
 
 MISSING: Any = object()
 MAX_DEPTH = 7

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.diff.compare import Context, Finding
-from generator.diff.examples import MISSING, Examples
-from generator.diff.walk import Frame
+from .compare import Context, Finding
+from .examples import MISSING, Examples
+from .walk import Frame
 
 
 def embed(examples: Examples, frames: tuple[Frame, ...], value: Any) -> Any:

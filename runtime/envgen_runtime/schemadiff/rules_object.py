@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from generator.diff.regexgen import samples
-from generator.diff.rules_scalar import count_bound
-from generator.diff.schemaops import Node, canon
-from generator.diff.walk import Site, Walker
+from .regexgen import samples
+from .rules_scalar import count_bound
+from .schemaops import Node, canon
+from .walk import Site, Walker
 
 EXTENSION = "x_envgen_extension"
 

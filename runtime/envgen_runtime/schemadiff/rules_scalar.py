@@ -12,8 +12,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from generator.diff.examples import FORMAT_MISSES
-from generator.diff.numeric import (
+from .examples import FORMAT_MISSES
+from .numeric import (
     Bound,
     integer_lower,
     integer_upper,
@@ -21,10 +21,10 @@ from generator.diff.numeric import (
     lower_bound,
     upper_bound,
 )
-from generator.diff.regexgen import samples
-from generator.diff.rules_general import show
-from generator.diff.schemaops import Node, canon
-from generator.diff.walk import Site, Walker
+from .regexgen import samples
+from .rules_general import show
+from .schemaops import Node, canon
+from .walk import Site, Walker
 
 CandidateMaker = Callable[[Node, int], list[Any]]
 

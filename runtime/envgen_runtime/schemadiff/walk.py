@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from generator.diff.examples import Examples
-from generator.diff.policy import Policy
-from generator.diff.schemaops import Loc, Node
+from .examples import Examples
+from .policy import Policy
+from .schemaops import Loc, Node
 
 
 @dataclass(frozen=True)
