@@ -14,7 +14,8 @@ The modules, in the order data flows through them:
 - `sides`, `gitrev`: load each version through the bundler generation uses (`gitrev`: from git).
 - `engine`: compares two versions role by role (`schemadiff.wire_changes`), then their
   generated API.
-- `codeapi`, `pytypes`: compare the generated Python API (`breaking-code`).
+- `apiread`, `codeapi`, `pytypes`: read each version's generated Python API, compare the
+  two (`breaking-code`).
 - `ignore`, `gate`, `resolve`: decide which changes fail, and what would let them pass.
 - `locate`, `formats`: line numbers for pointers; the report as text, JSON, Markdown or GitHub.
 - `model`, `rules`, `errors`: the data, every rule id, bad input.
