@@ -107,9 +107,13 @@ def main() -> None:
     print(report(args.base, results, args.rounds))
     if args.out:
         load = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
         document = {
             "benchmark": "ab",
             "base": args.base,
+            "head": head,
             "rounds": args.rounds,
             "load_average": load,
             **results,

@@ -370,7 +370,8 @@ def ab_section(data: dict[str, Any]) -> list[str]:
     lines = [
         "## Refactor A/B (`benchmarks/ab.py`)",
         "",
-        f"The working tree against `{data['base']}`, quick form of each benchmark, "
+        f"The tree at `{data.get('head', 'HEAD')}` against `{data['base']}`, quick form of each "
+        "benchmark, "
         f"{data['rounds']} alternating rounds per side; ratio = head / base (a cost: above 1 "
         "is slower).",
     ]
