@@ -37,10 +37,45 @@ def _ecma_pattern(
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
+def _matched(patterns: Any, key: str) -> bool:
+    return any(ecma_search(pattern, key) for pattern in patterns)
+
+
+def _ecma_pattern_properties(
+    validator: Any, patterns: Any, instance: Any, schema: Any
+) -> Iterator[jsonschema.ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if ecma_search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _ecma_additional_properties(
+    validator: Any, additional: Any, instance: Any, schema: Any
+) -> Iterator[jsonschema.ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    named, patterns = schema.get("properties", {}), schema.get("patternProperties", {})
+    extras = sorted(k for k in instance if k not in named and not _matched(patterns, k))
+    if validator.is_type(additional, "object"):
+        for key in extras:
+            yield from validator.descend(instance[key], additional, path=key)
+    elif additional is False and extras:
+        yield jsonschema.ValidationError(f"additional properties are not allowed: {extras!r}")
+
+
 EcmaValidator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
-    jsonschema.Draft202012Validator, {"pattern": _ecma_pattern}
+    jsonschema.Draft202012Validator,
+    {
+        "pattern": _ecma_pattern,
+        "patternProperties": _ecma_pattern_properties,
+        "additionalProperties": _ecma_additional_properties,
+    },
 )
-"""Draft 2020-12 with `pattern` read as ECMA-262 (textvalues), as JSON Schema means it."""
+"""Draft 2020-12 with every regex (`pattern`, `patternProperties` and the keys
+`additionalProperties` leaves to them) read as ECMA-262 (textvalues), as JSON Schema means it."""
 
 
 def validator_for(document: Any) -> jsonschema.Validator:
