@@ -1,6 +1,6 @@
 """The lean backend as a real server: envgen's generated clients (sync and async, both
-protocols), OpenEnv 0.10's own client and `envgen verify` against it, with results equal to
-the openenv backend's for the same seeds.
+protocols), OpenEnv 0.10's own client, `envgen verify` and `envgen pull` against it, with
+results equal to the openenv backend's for the same seeds.
 
 One server per (env, protocol, backend), started once for the module through the runtime's
 LocalProcessProvider with the env's own command plus `--backend`.
@@ -12,6 +12,7 @@ import asyncio
 import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -132,3 +133,21 @@ def test_envgen_verify_finds_the_lean_server_conforming(
     result = CliRunner().invoke(envgen_main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert result.output.strip().endswith(f"{env}: conforms")
+
+
+def _pulled(url: str, root: Path) -> dict[str, bytes]:
+    root.mkdir()
+    result = CliRunner().invoke(
+        envgen_main, ["--root", str(root), "pull", url, "--quiet"], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_envgen_pull_writes_the_same_project_from_either_backend(
+    urls: dict[Key, str], env: str, tmp_path: Path
+) -> None:
+    lean = _pulled(urls[(env, "websocket", "lean")], tmp_path / "lean")
+    assert any(name.endswith("action.schema.json") for name in lean)
+    assert lean == _pulled(urls[(env, "websocket", "openenv")], tmp_path / "openenv")
