@@ -28,7 +28,8 @@ from tests.helpers import REPO
 
 pytestmark = pytest.mark.e2e
 
-ENVS = ["echo_env", "grid_env"]
+ENVS = ["echo_env", "grid_env"]  # played on both backends
+VERIFIED = [*ENVS, "coding_env", "quiz_env", "reacher_env"]  # every example, on lean
 PROTOCOLS = ["websocket", "http"]
 BACKENDS = ["lean", "openenv"]
 ACTIONS: dict[str, list[Any]] = {
@@ -60,6 +61,7 @@ def _start(env: str, protocol: str, backend: str) -> LocalProcessProvider:
 @pytest.fixture(scope="module")
 def urls() -> Iterator[dict[Key, str]]:
     keys = [(e, p, b) for e in ENVS for p in PROTOCOLS for b in BACKENDS]
+    keys += [(e, p, "lean") for e in VERIFIED if e not in ENVS for p in PROTOCOLS]
     with ThreadPoolExecutor(max_workers=len(keys)) as pool:
         futures = {key: pool.submit(_start, *key) for key in keys}
     started = {key: f.result() for key, f in futures.items() if f.exception() is None}
@@ -123,7 +125,7 @@ def test_openenv_s_own_client_plays_against_the_lean_websocket_unchanged(
     assert lean == _play_openenv_client(urls[(env, "websocket", "openenv")], env)
 
 
-@pytest.mark.parametrize("env", ENVS)
+@pytest.mark.parametrize("env", VERIFIED)
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_envgen_verify_finds_the_lean_server_conforming(
     urls: dict[Key, str], env: str, protocol: str
