@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from envgen_runtime.server import Environment, build_app
@@ -185,3 +185,29 @@ def test_the_lean_backend_imports_neither_openenv_nor_gradio() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+class AsyncStack(PlainStack):
+    """The same env with async methods, which both backends must call instead."""
+
+    calls: ClassVar[list[str]] = []
+
+    async def reset_async(
+        self, seed: int | None = None, episode_id: str | None = None, **kw: Any
+    ) -> Any:
+        self.calls.append("reset_async")
+        return self.reset(seed=seed, episode_id=episode_id)
+
+    async def step_async(self, action: Any, timeout_s: float | None = None, **kw: Any) -> Any:
+        self.calls.append("step_async")
+        return self.step(action)
+
+
+def test_async_methods_are_awaited_alike_and_refused_after_done() -> None:
+    replies = {}
+    for backend in ("lean", "openenv"):
+        AsyncStack.calls.clear()
+        replies[backend] = _ws_replies(backend, AsyncStack)
+        assert AsyncStack.calls[:3] == ["reset_async", "step_async", "step_async"], backend
+    assert replies["lean"] == replies["openenv"]
+    assert '"EPISODE_ENDED: ' in replies["lean"][6]
