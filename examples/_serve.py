@@ -1,11 +1,11 @@
 # mypy: disallow-subclassing-any=False
-"""What every example server shares: an openenv Environment around an `EpisodeLogic`.
+"""What every example server shares: an Environment around an `EpisodeLogic`.
 
 The models come from `generated/<env>/server.py` (made by `envgen generate` from the env's
 schemas), so a server cannot drift from its schemas by declaring its own. Serving goes
-through `envgen_runtime.server`: `--protocol websocket` is openenv 0.10's app (one
-environment per `/ws` session), `--protocol http` envgen's stateful HTTP app (one
-environment kept across requests).
+through `envgen_runtime.server`: `--protocol websocket` serves one environment per `/ws`
+session, `--protocol http` one environment kept across requests; `--backend openenv` (the
+default) on openenv 0.10's app, `--backend lean` on envgen's, without openenv.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from envgen_runtime.server import Environment
 from envgen_runtime.server import main as serve_main
-from openenv.core.env_server.interfaces import Environment
 
 from examples._logic import EpisodeError, EpisodeLogic, Outcome
 
@@ -60,7 +60,8 @@ def environment_class(
     state_cls: type[Any],
     reset_params: bool = False,
 ) -> type[Any]:
-    """An openenv Environment whose episodes are `logic_factory()`'s, in the generated models.
+    """An Environment (either backend serves it) whose episodes are `logic_factory()`'s,
+    in the generated models.
 
     With `reset_params`, reset's other keyword arguments (validated by the runtime against the
     env's reset schema) go on to the logic's reset; otherwise they are ignored, as before.

@@ -19,7 +19,8 @@ _SERVER = string.Template(
 `envgen generate $name` writes generated/$name/server.py ($prefix{Action,Observation,State})
 from schemas/$name/; run it again after editing them. env.toml's [server] command runs this
 module (`python -m $module --port 8000 --protocol websocket|http`), which is what
-`${prefix}Env.from_local_process()` starts.
+`${prefix}Env.from_local_process()` starts; add `--backend lean` to serve on envgen's own
+app, without openenv.
 
 Reset parameters: describe them in schemas/$name/reset.schema.json, run `envgen generate
 $name`, and pass `reset_cls=${prefix}ResetParams` (from generated.$name.server) to `main`;
@@ -31,8 +32,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from envgen_runtime.server import main
-from openenv.core.env_server.interfaces import Environment
+from envgen_runtime.server import Environment, main
 
 from generated.$name import ${prefix}Env
 from generated.$name.server import ${prefix}Action, ${prefix}Observation, ${prefix}State
@@ -40,7 +40,7 @@ from generated.$name.server import ${prefix}Action, ${prefix}Observation, ${pref
 MAX_TURNS = $max_turns
 
 
-class ${prefix}Environment(Environment):  # type: ignore[misc]
+class ${prefix}Environment(Environment):
     """Answers each message; the reward is the message's length; ends after MAX_TURNS steps."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # one instance per WebSocket session

@@ -3,7 +3,8 @@
 The client starts the scaffolded server module with from_local_process() (env.toml's
 `[server] command`) and plays until the example logic ends the episode, over both transports;
 a step after that is refused as EpisodeEndedError, and /metadata reports env.toml's version
-(bumped after `envgen new`: the server module reads it from the generated SPEC).
+(bumped after `envgen new`: the server module reads it from the generated SPEC); on both
+server backends.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
@@ -52,12 +54,18 @@ print(json.dumps(played))
 """
 
 
-def test_new_then_generate_then_from_local_process_plays_an_episode(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["openenv", "lean"])
+def test_new_then_generate_then_from_local_process_plays_an_episode(
+    tmp_path: Path, backend: str
+) -> None:
     runner = CliRunner()
     result = runner.invoke(main, ["--root", str(tmp_path), "new", "card_env"])
     assert result.exit_code == 0, result.output
     toml = tmp_path / "schemas" / "card_env" / "env.toml"  # a version bump reaches /metadata
-    toml.write_text(toml.read_text().replace('version = "0.1.0"', 'version = "0.2.0"'))
+    text = toml.read_text().replace('version = "0.1.0"', 'version = "0.2.0"')
+    served = text.replace('"{transport}"]', f'"{{transport}}", "--backend", "{backend}"]')
+    assert served != text
+    toml.write_text(served)
     result = runner.invoke(main, ["--root", str(tmp_path), "generate", "card_env"])
     assert result.exit_code == 0, result.output
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}

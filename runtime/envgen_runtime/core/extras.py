@@ -16,6 +16,7 @@ EXTRAS: dict[str, str] = {
     "fastapi": "server",
     "openenv": "server",
     "ray": "ray",
+    "starlette": "server",
     "uvicorn": "server",
 }
 """Each optional top-level module and the ``envgen-runtime`` extra that installs it."""

@@ -1,23 +1,24 @@
 """Serving an environment whose models envgen generated from its schemas (the `server` extra).
 
-Not imported by ``envgen_runtime``: clients never need openenv. The generated
-``generated/<env>/server.py`` models subclass the bases in ``models``; an env author writes an
-openenv ``Environment`` over them and calls ``main`` (or ``serve``). Two protocols
-(``apps``): ``websocket`` is openenv 0.10's own app (one environment per ``/ws`` session);
-``http`` is envgen's stateful app, one environment kept across requests (openenv 0.10 over
-HTTP builds one per request, so no episode could be played), with openenv's request, reply
-and schema shapes. ``main`` parses the command line env.toml's ``[server] command`` passes.
+Not imported by ``envgen_runtime``: clients never need a server. The generated
+``generated/<env>/server.py`` models subclass the bases in ``models`` (openenv 0.10's wire
+bases, restated in ``bases``); an env author subclasses ``Environment`` (or openenv's) over
+them and calls ``main`` (or ``serve``). Two backends: ``openenv`` serves through openenv
+0.10's app (``apps``), ``lean`` through envgen's starlette app (``lean``), which imports
+neither openenv nor gradio. Each speaks two protocols: ``websocket`` (one environment per
+``/ws`` session) and ``http`` (envgen's stateful app, one environment kept across requests,
+with openenv's request, reply and schema shapes). ``main`` parses the command line env.toml's
+``[server] command`` passes. ``http_app`` and ``websocket_app`` (the openenv backend's) load
+openenv when first named.
 """
 
 from __future__ import annotations
 
-from .extra import require_server
+from typing import Any
 
-require_server("openenv.core.env_server.types")  # before the modules that import openenv
-
-from .apps import http_app, websocket_app  # noqa: E402
-from .main import PROTOCOLS, main, serve  # noqa: E402
-from .models import (  # noqa: E402
+from .bases import Environment
+from .main import BACKENDS, PROTOCOLS, build_app, main, serve
+from .models import (
     OMIT_NONE,
     ServerAction,
     ServerModel,
@@ -27,15 +28,30 @@ from .models import (  # noqa: E402
 )
 
 __all__ = [
+    "BACKENDS",
     "OMIT_NONE",
     "PROTOCOLS",
+    "Environment",
     "ServerAction",
     "ServerModel",
     "ServerObservation",
     "ServerState",
     "UnionAction",
+    "build_app",
     "http_app",
     "main",
     "serve",
     "websocket_app",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`http_app` and `websocket_app`: the openenv backend's apps, imported on first use."""
+    if name in ("http_app", "websocket_app"):
+        from .extra import require_server
+
+        require_server("openenv.core.env_server.types")
+        from . import apps
+
+        return getattr(apps, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

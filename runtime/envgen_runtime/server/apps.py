@@ -5,12 +5,12 @@ schema shapes), both publishing the reset parameters in ``GET /schema``."""
 
 from __future__ import annotations
 
-import inspect
 import json
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from openenv.core.env_server.interfaces import Environment as OpenEnvEnvironment
 from openenv.core.env_server.types import (
     EnvironmentMetadata,
     ResetRequest,
@@ -18,44 +18,22 @@ from openenv.core.env_server.types import (
 )
 from pydantic import ValidationError
 
-from .episode import EpisodeEnded, refusing_steps_after_done
+from .documents import metadata_document, schema_document
+from .episode import EpisodeEnded
 from .extra import require_server
-
-DEFAULT_MAX_CONCURRENT_ENVS = 16
-
-
-def _accepted(method: Any, kwargs: dict[str, Any]) -> Any:
-    """The keyword arguments `method` accepts (all of them when it takes **kwargs)."""
-    params = inspect.signature(method).parameters
-    anything = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    return {k: v for k, v in kwargs.items() if anything or k in params}
+from .serving import DEFAULT_MAX_CONCURRENT_ENVS, accepted, serving_class
 
 
 def _serving_class(environment_cls: type[Any], reset_cls: type[Any] | None) -> type[Any]:
-    """`environment_cls` whose reset validates its other keyword arguments as `reset_cls`,
-    and whose steps after `done` are refused (`episode.refusing_steps_after_done`).
-
-    The env's reset gets the validated values under their wire names; invalid ones raise
-    pydantic's ValidationError first (WebSocket `VALIDATION_ERROR`, HTTP 422).
-    """
-    environment_cls = refusing_steps_after_done(environment_cls)
-    if reset_cls is None:
-        return environment_cls
-    own_reset = environment_cls.reset
-    params_cls = reset_cls
-
-    class WithResetParams(environment_cls):
-        def reset(
-            self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
-        ) -> Any:
-            params = params_cls.model_validate(kwargs)
-            fields = type(params).model_fields.items()
-            values = {info.alias or name: getattr(params, name) for name, info in fields}
-            given = {"seed": seed, "episode_id": episode_id, **values}
-            return own_reset(self, **_accepted(own_reset, given))
-
-    WithResetParams.__name__ = WithResetParams.__qualname__ = environment_cls.__name__
-    return WithResetParams
+    """`serving.serving_class` over `environment_cls`, with openenv's Environment mixed in
+    when it is not one (an `envgen_runtime.server.Environment`), so openenv's app serves it."""
+    if not issubclass(environment_cls, OpenEnvEnvironment):
+        mixed = type(environment_cls.__name__, (environment_cls, OpenEnvEnvironment), {})
+        mixed.__qualname__ = environment_cls.__qualname__
+        mixed.__module__ = environment_cls.__module__
+        environment_cls = mixed
+    defaults = {name: getattr(OpenEnvEnvironment, name) for name in ("step_async", "reset_async")}
+    return serving_class(environment_cls, reset_cls, defaults)
 
 
 def _route_schemas(
@@ -65,22 +43,15 @@ def _route_schemas(
     state: type[Any],
     reset: type[Any] | None,
 ) -> None:
-    """`GET /schema`: openenv's keys, plus `reset` (the reset parameters) when there are any."""
-    roles = {
-        "action": action,
-        "observation": observation,
-        "reset_observation": observation,
-        "state": state,
-        "reset": reset,
-    }
-    schemas = {role: cls.model_json_schema() for role, cls in roles.items() if cls is not None}
+    """`GET /schema`: `documents.schema_document`."""
+    schemas = schema_document(action, observation, state, reset)
     app.get("/schema")(lambda: schemas)
 
 
 def _route_metadata(app: Any, info: EnvironmentMetadata, capacity: int) -> None:
     """`GET /metadata`: openenv's keys plus `max_concurrent_envs`, which pools pack slots by."""
     app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) != "/metadata"]
-    metadata = {**info.model_dump(mode="json"), "max_concurrent_envs": capacity}
+    metadata = metadata_document(info.name, info.description, info.version or "", capacity)
     app.get("/metadata")(lambda: metadata)
 
 
@@ -164,7 +135,7 @@ def http_app(
     @app.post("/reset")
     def reset(request: ResetRequest = body) -> Any:
         kwargs = request.model_dump(exclude_unset=True)
-        return run(lambda: env.reset(**_accepted(env.reset, kwargs)))
+        return run(lambda: env.reset(**accepted(env.reset, kwargs)))
 
     @app.post("/step")
     def step(request: StepRequest) -> Any:
@@ -172,7 +143,7 @@ def http_app(
 
         def call() -> Any:  # the action is validated here too: an invalid one is a 422
             action = serialization.deserialize_action(request.action, action_cls)
-            return env.step(action, **_accepted(env.step, kwargs))
+            return env.step(action, **accepted(env.step, kwargs))
 
         return run(call)
 

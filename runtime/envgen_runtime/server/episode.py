@@ -11,9 +11,8 @@ answers 409 with ``code`` set. The client maps both to ``EpisodeEndedError``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any
-
-from openenv.core.env_server.interfaces import Environment
 
 from ..core.errors import EPISODE_ENDED
 
@@ -79,22 +78,24 @@ def _clear_on_reset_async(reset: Any) -> Any:
     return cleared
 
 
-def refusing_steps_after_done(environment_cls: type[Any]) -> type[Any]:
+def refusing_steps_after_done(
+    environment_cls: type[Any], inherited: Mapping[str, Any] | None = None
+) -> type[Any]:
     """``environment_cls`` whose steps raise ``EpisodeEnded`` from ``done`` until a reset.
 
-    The async methods are wrapped only where the env overrides them, since openenv calls
-    ``step_async``/``reset_async`` instead of the plain ones exactly when they are overridden.
+    The async methods are wrapped only where the env defines them other than as `inherited`
+    (openenv's defaults, which call the plain ones): openenv calls ``step_async``/``reset_async``
+    instead of the plain ones exactly when they are overridden, the lean backend whenever the
+    class has them.
     """
+    inherited = inherited or {}
     namespace: dict[str, Any] = {}
     for name, wrap in (("step", _guard_step), ("reset", _clear_on_reset)):
         if callable(getattr(environment_cls, name, None)):  # an openenv Environment has both
             namespace[name] = wrap(getattr(environment_cls, name))
-    for name, wrap, base in (
-        ("step_async", _guard_step_async, Environment.step_async),
-        ("reset_async", _clear_on_reset_async, Environment.reset_async),
-    ):
+    for name, wrap in (("step_async", _guard_step_async), ("reset_async", _clear_on_reset_async)):
         method = getattr(environment_cls, name, None)
-        if callable(method) and method is not base:
+        if callable(method) and method is not inherited.get(name):
             namespace[name] = wrap(method)
     guarded = type(environment_cls.__name__, (environment_cls,), namespace)
     guarded.__qualname__ = environment_cls.__qualname__

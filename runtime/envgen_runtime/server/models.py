@@ -1,7 +1,8 @@
 # mypy: disallow-subclassing-any=False
-"""The bases of generated server models: openenv's Action, Observation and State with the
-env's wire format (wire names kept, absent optionals left out, the schema published as the
-env's own says), and ``UnionAction`` for a tagged-union action."""
+"""The bases of generated server models: openenv 0.10's Action, Observation and State (as
+``bases`` restates them, so serving needs no openenv) with the env's wire format (wire names
+kept, absent optionals left out, the schema published as the env's own says), and
+``UnionAction`` for a tagged-union action."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import functools
 import inspect
 from typing import Any, ClassVar
 
-from openenv.core.env_server.types import Action, Observation, State
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -17,6 +17,8 @@ from pydantic import (
     TypeAdapter,
     model_serializer,
 )
+
+from .bases import Action, Observation, State
 
 OMIT_NONE = "x-envgen-omit-none"
 """The mark generated server models put on an optional property whose schema refuses null."""

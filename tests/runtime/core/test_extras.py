@@ -38,6 +38,7 @@ def test_every_optional_module_maps_to_a_declared_extra() -> None:
         "fastapi": "server",
         "openenv": "server",
         "ray": "ray",
+        "starlette": "server",
         "uvicorn": "server",
     }
 

@@ -1,0 +1,128 @@
+"""The two server backends side by side: time to ready, and server CPU per step.
+
+The same env (examples/echo_env) served by ``--backend openenv`` (openenv 0.10's app) and
+``--backend lean`` (envgen's starlette app), interleaved run by run on one machine:
+
+- ready: wall time from spawning ``python -m examples.echo_env.server`` to the first
+  ``GET /health`` that answers 200 (polled every 10 ms), median of ``--runs``;
+- server CPU per step: the server process's user + system time (``/proc/<pid>/stat``) over
+  ``--steps`` steps of the generated ``EchoEnv`` client on ``/ws``, divided by the steps.
+
+Targets (issue 24): lean ready <= 1.0 s; lean server CPU per step <= 0.4x openenv's.
+
+    python -m benchmarks.bench_serve [--runs 5] [--steps 2000] [--out results.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+BACKENDS = ("openenv", "lean")
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _healthy(port: int) -> bool:
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+        conn.request("GET", "/health")
+        ok = conn.getresponse().status == 200
+        conn.close()
+        return ok
+    except OSError:
+        return False
+
+
+def _spawn(backend: str) -> tuple[subprocess.Popen[bytes], int, float]:
+    """A server on `backend`, once healthy, its port and the seconds it took."""
+    port = _free_port()
+    command = [sys.executable, "-m", "examples.echo_env.server", "--port", str(port)]
+    start = time.perf_counter()
+    proc = subprocess.Popen([*command, "--backend", backend], cwd=REPO)
+    while not _healthy(port):
+        if proc.poll() is not None or time.perf_counter() - start > 60:
+            raise RuntimeError(f"the {backend} server did not become ready")
+        time.sleep(0.01)
+    return proc, port, time.perf_counter() - start
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+
+
+def _server_cpu_per_step_us(pid: int, port: int, steps: int) -> float:
+    from generated.echo_env import EchoAction, EchoEnv
+
+    with EchoEnv(f"http://127.0.0.1:{port}") as env:
+        env.reset(seed=0)
+        action = EchoAction(message="hello")
+        for _ in range(200):  # warm-up
+            env.step(action)
+        before = _cpu_s(pid)
+        for _ in range(steps):
+            env.step(action)
+        return (_cpu_s(pid) - before) / steps * 1e6
+
+
+def run(runs: int, steps: int) -> dict[str, Any]:
+    ready: dict[str, list[float]] = {b: [] for b in BACKENDS}
+    cpu: dict[str, list[float]] = {b: [] for b in BACKENDS}
+    for index in range(runs):
+        for backend in BACKENDS if index % 2 == 0 else BACKENDS[::-1]:
+            proc, port, seconds = _spawn(backend)
+            try:
+                ready[backend].append(seconds)
+                cpu[backend].append(_server_cpu_per_step_us(proc.pid, port, steps))
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
+    medians = {
+        b: {"ready_s": statistics.median(ready[b]), "server_cpu_us": statistics.median(cpu[b])}
+        for b in BACKENDS
+    }
+    return {
+        "runs": runs,
+        "steps": steps,
+        "load": os.getloadavg(),
+        "ready_s": ready,
+        "server_cpu_us_per_step": cpu,
+        "median": medians,
+        "ready_ratio_lean_over_openenv": medians["lean"]["ready_s"] / medians["openenv"]["ready_s"],
+        "cpu_ratio_lean_over_openenv": medians["lean"]["server_cpu_us"]
+        / medians["openenv"]["server_cpu_us"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    results = run(args.runs, args.steps)
+    text = json.dumps(results, indent=2)
+    if args.out:
+        args.out.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

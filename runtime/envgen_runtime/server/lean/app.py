@@ -1,0 +1,111 @@
+"""The lean app: ``/health``, ``/schema``, ``/metadata`` and one protocol's routes, on
+starlette (served by uvicorn). ``websocket`` holds one environment per ``/ws`` session up to
+`max_concurrent_envs`; ``http`` keeps one environment across requests."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from ..documents import metadata_document, schema_document
+from ..serving import DEFAULT_MAX_CONCURRENT_ENVS, serving_class
+from .http import http_routes
+from .session import SESSION_ERROR, Session, capacity_error, error, factory_error
+
+
+class _Sessions:
+    """The ``/ws`` endpoint: a session per connection while fewer than `limit` are open."""
+
+    def __init__(self, environment_cls: type[Any], action_cls: type[Any], limit: int) -> None:
+        self.environment_cls = environment_cls
+        self.action_cls = action_cls
+        self.limit = limit
+        self.active = 0
+
+    async def serve(self, websocket: WebSocket) -> None:
+        """One connection: its session from the first frame to a close or disconnect."""
+        await websocket.accept()
+        if self.active >= self.limit:
+            await websocket.send_text(capacity_error(self.active, self.limit))
+            await websocket.close()
+            return
+        self.active += 1
+        session: Session | None = None
+        try:
+            try:
+                session = Session(self.environment_cls(), self.action_cls)
+            except Exception:
+                await websocket.send_text(factory_error(self.environment_cls))
+                return
+            while True:
+                reply = await session.handle(await websocket.receive_text())
+                if reply.text is not None:
+                    await websocket.send_text(reply.text)
+                if reply.close:
+                    break
+        except WebSocketDisconnect:
+            pass
+        except Exception as exc:  # as openenv: the session ends with SESSION_ERROR
+            await _send_quietly(websocket, error(str(exc), SESSION_ERROR))
+        finally:
+            self.active -= 1
+            if session is not None:
+                session.close()
+            await _close_quietly(websocket)
+
+
+async def _send_quietly(websocket: WebSocket, text: str) -> None:
+    with contextlib.suppress(RuntimeError, WebSocketDisconnect):  # the peer may be gone
+        await websocket.send_text(text)
+
+
+async def _close_quietly(websocket: WebSocket) -> None:
+    with contextlib.suppress(RuntimeError, WebSocketDisconnect):
+        await websocket.close()
+
+
+def _document(content: dict[str, Any]) -> Any:
+    async def endpoint(request: Request) -> Response:
+        return JSONResponse(content)
+
+    return endpoint
+
+
+def lean_app(
+    environment_cls: type[Any],
+    action_cls: type[Any],
+    observation_cls: type[Any],
+    state_cls: type[Any],
+    *,
+    name: str,
+    description: str = "",
+    version: str = "0.1.0",
+    protocol: str = "websocket",
+    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+    reset_cls: type[Any] | None = None,
+) -> Starlette:
+    """The env served on `protocol` ("websocket": `/ws` sessions; "http": one stateful env)."""
+    served = serving_class(environment_cls, reset_cls)
+    routes: list[BaseRoute]
+    if protocol == "websocket":
+        capacity = max_concurrent_envs
+        routes = [WebSocketRoute("/ws", _Sessions(served, action_cls, capacity).serve)]
+    elif protocol == "http":
+        capacity = 1
+        routes = list(http_routes(served(), action_cls))
+    else:
+        raise ValueError(f"protocol must be one of websocket, http, not {protocol!r}")
+    schemas = schema_document(action_cls, observation_cls, state_cls, reset_cls)
+    metadata = metadata_document(name, description, version, capacity)
+    routes += [
+        Route("/health", _document({"status": "healthy"}), methods=["GET"]),
+        Route("/schema", _document(schemas), methods=["GET"]),
+        Route("/metadata", _document(metadata), methods=["GET"]),
+    ]
+    return Starlette(routes=routes)

@@ -1,0 +1,134 @@
+"""One ``/ws`` session's protocol: a text frame in, the reply frame out, no sockets.
+
+The rules are openenv 0.10's WebSocket handler's (``http_server.websocket_endpoint``): the
+same message types, reply shapes, error codes and messages, and the env's methods called the
+same way (``reset`` with the keyword arguments it accepts, ``step`` with the action alone,
+the async variants when the class has them). Sync methods run inline on the event loop:
+an env whose steps block for long should define ``step_async``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import to_json
+
+from ..serving import accepted
+from .messages import CloseMessage, ResetMessage, StateMessage, StepMessage
+
+INVALID_JSON = "INVALID_JSON"
+UNKNOWN_TYPE = "UNKNOWN_TYPE"
+VALIDATION_ERROR = "VALIDATION_ERROR"
+EXECUTION_ERROR = "EXECUTION_ERROR"
+CAPACITY_REACHED = "CAPACITY_REACHED"
+FACTORY_ERROR = "FACTORY_ERROR"
+SESSION_ERROR = "SESSION_ERROR"
+
+
+def frame(kind: str, data: dict[str, Any]) -> str:
+    """A reply frame as openenv's ``model_dump_json`` writes it (compact, pydantic's JSON)."""
+    return to_json({"type": kind, "data": data}).decode()
+
+
+def error(message: str, code: str, **extra: Any) -> str:
+    """An ``error`` frame: ``message`` and ``code`` first, then `extra`."""
+    return frame("error", {"message": message, "code": code, **extra})
+
+
+def observation_payload(observation: Any) -> dict[str, Any]:
+    """openenv's ``serialize_observation``: fields, then reward and done beside them, and
+    metadata both inside and (when not empty) beside."""
+    payload: dict[str, Any] = {
+        "observation": observation.model_dump(exclude={"reward", "done"}),
+        "reward": observation.reward,
+        "done": observation.done,
+    }
+    if observation.metadata:
+        payload["metadata"] = observation.metadata
+    return payload
+
+
+def capacity_error(active: int, limit: int) -> str:
+    """The frame a connection past `max_concurrent_envs` gets before it is closed."""
+    message = (
+        f"Server at capacity: {active}/{limit} sessions active. Cannot accept new connections."
+    )
+    return error(message, CAPACITY_REACHED, active_sessions=active, max_sessions=limit)
+
+
+def factory_error(factory: Any) -> str:
+    """The frame a connection gets when the env class fails to construct."""
+    name = getattr(factory, "__name__", str(factory))
+    message = f"Environment factory '{name}' failed to create instance."
+    return error(message, FACTORY_ERROR, factory_name=name)
+
+
+@dataclass
+class Reply:
+    """What to send back (`text`), and whether the session ends after it (`close`)."""
+
+    text: str | None
+    close: bool = False
+
+
+class Session:
+    """One environment and the messages that drive it."""
+
+    def __init__(self, env: Any, action_cls: type[Any]) -> None:
+        self.env = env
+        self.action_cls = action_cls
+        self._reset_async = getattr(env, "reset_async", None)
+        self._step_async = getattr(env, "step_async", None)
+
+    async def handle(self, text: str) -> Reply:
+        """The reply to one text frame; a non-object message ends the session, as in openenv."""
+        try:
+            message = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return Reply(error(f"Invalid JSON: {exc}", INVALID_JSON))
+        if not isinstance(message, dict):  # openenv fails on `.get` and ends the session
+            attribute = f"'{type(message).__name__}' object has no attribute 'get'"
+            return Reply(error(attribute, SESSION_ERROR), close=True)
+        kind = message.get("type", "")
+        try:
+            if kind == "reset":
+                data = ResetMessage(**message).data
+                observation = await self._reset(data)
+                return Reply(frame("observation", observation_payload(observation)))
+            if kind == "step":
+                data = StepMessage(**message).data
+                action = self.action_cls.model_validate(data)
+                observation = await self._step(action)
+                return Reply(frame("observation", observation_payload(observation)))
+            if kind == "state":
+                StateMessage(**message)
+                state = self.env.state
+                data = state.model_dump() if hasattr(state, "model_dump") else dict(state or {})
+                return Reply(frame("state", data))
+            if kind == "close":
+                CloseMessage(**message)
+                return Reply(None, close=True)
+            return Reply(error(f"Unknown message type: {kind}", UNKNOWN_TYPE))
+        except ValidationError as exc:
+            return Reply(error("Invalid message", VALIDATION_ERROR, errors=exc.errors()))
+        except Exception as exc:
+            return Reply(error(str(exc), EXECUTION_ERROR))
+
+    async def _reset(self, data: dict[str, Any]) -> Any:
+        if self._reset_async is not None:
+            return await self._reset_async(**accepted(self._reset_async, data))
+        return self.env.reset(**accepted(self.env.reset, data))
+
+    async def _step(self, action: Any) -> Any:
+        if self._step_async is not None:
+            return await self._step_async(action)
+        return self.env.step(action)
+
+    def close(self) -> None:
+        """Release the env (its ``close``, when it has one)."""
+        closing = getattr(self.env, "close", None)
+        if callable(closing):
+            closing()
