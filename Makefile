@@ -67,6 +67,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.bench_step --out benchmarks/results/step.json
 	$(BIN)/python -m benchmarks.bench_pool --out benchmarks/results/pool.json
 	$(BIN)/python -m benchmarks.bench_verify --out benchmarks/results/verify.json
+	$(BIN)/python -m benchmarks.bench_serve --out benchmarks/results/serve.json
 	$(BIN)/python -m benchmarks.report
 
 lint: setup

@@ -364,6 +364,32 @@ def verify_section(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def serve_section(data: dict[str, Any]) -> list[str]:
+    """The two server backends (`benchmarks/bench_serve.py`), interleaved in one run."""
+    lean, openenv = data["median"]["lean"], data["median"]["openenv"]
+    ready, cpu = data["ready_ratio_lean_over_openenv"], data["cpu_ratio_lean_over_openenv"]
+    load = ", ".join(f"{value:.2f}" for value in data["load"])
+    return [
+        "## Server backends (`benchmarks/bench_serve.py`)",
+        "",
+        f"echo_env served by `--backend openenv` and `--backend lean`, {data['runs']} "
+        f"interleaved runs, {data['steps']} WebSocket steps each; medians. Load average "
+        f"(1, 5, 15 min) at the start: {load}.",
+        "",
+        "| backend | spawn to ready | server CPU per step |",
+        "|---|---|---|",
+        f"| openenv | {openenv['ready_s']:.2f} s | {openenv['server_cpu_us']:.0f} us |",
+        f"| lean | {lean['ready_s']:.2f} s | {lean['server_cpu_us']:.0f} us |",
+        "",
+        "Targets:",
+        "",
+        f"- lean ready: {lean['ready_s']:.2f} s (target <= 1.0 s): "
+        f"{_verdict(lean['ready_s'] <= 1.0)} ({ready:.2f}x openenv's)",
+        f"- lean server CPU per step: {cpu:.2f}x openenv's (target <= 0.4x): "
+        f"{_verdict(cpu <= 0.4)}",
+    ]
+
+
 def ab_section(data: dict[str, Any]) -> list[str]:
     """The last refactor A/B (`benchmarks/ab.py`): head / base medians, per headline figure."""
     load = data.get("load_average")
@@ -412,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         ("step", step_section),
         ("pool", pool_section),
         ("verify", verify_section),
+        ("serve", serve_section),
         ("ab", ab_section),
     )
     for name, render in renderers:
