@@ -233,7 +233,7 @@ def test_server_passes_validated_params_under_their_wire_names() -> None:
 
     import pydantic
     from envgen_runtime.server import ServerModel
-    from envgen_runtime.server.apps import _serving_class
+    from envgen_runtime.server.serving import serving_class
 
     class Params(ServerModel):
         model_config = pydantic.ConfigDict(extra="forbid")
@@ -246,7 +246,7 @@ def test_server_passes_validated_params_under_their_wire_names() -> None:
         def reset(self, seed: int | None = None, **kwargs: Any) -> None:
             seen.update(kwargs, seed=seed)
 
-    served = _serving_class(Env, Params)()
+    served = serving_class(Env, Params)()
     served.reset(seed=1, schema="fancy")
     assert seen == {"seed": 1, "episode_id": None, "schema": "fancy", "size": 5}
     with pytest.raises(pydantic.ValidationError):

@@ -1,4 +1,8 @@
-"""generated/<env>/server.py: openenv models made from the same schemas as the client."""
+"""generated/<env>/server.py: server models made from the same schemas as the client.
+
+They subclass openenv 0.10's wire bases as envgen_runtime.server restates them (so no
+openenv is needed to serve on the lean backend); test_lean holds those equal to openenv's.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import sys
 import textwrap
 
 import pytest
-from openenv.core.env_server.types import Action, Observation, State
+from envgen_runtime.server.bases import Action, Observation, State
 from pydantic import BaseModel
 
 from generator.codegen.server_models import generate_server_models
@@ -35,7 +39,7 @@ def _wire_names(model: type[BaseModel]) -> set[str]:
 
 
 @pytest.mark.parametrize("env", EXAMPLES)
-def test_server_models_subclass_openenv_and_carry_the_schema_wire_names(env: str) -> None:
+def test_server_models_subclass_the_wire_bases_and_carry_the_schema_wire_names(env: str) -> None:
     module = importlib.import_module(f"generated.{env}.server")
     prefix = load_env(Layout.at(REPO), env).manifest.class_prefix
     bases = {"action": Action, "observation": Observation, "state": State}
