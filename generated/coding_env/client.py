@@ -63,6 +63,7 @@ class CodingEnv(EnvClient[CodingAction, CodingObservation, CodingState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: CodingAction) -> dict[str, Any]:
         return _ACTION.encode(action)
@@ -81,6 +82,7 @@ class AsyncCodingEnv(AsyncEnvClient[CodingAction, CodingObservation, CodingState
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: CodingAction) -> dict[str, Any]:
         return _ACTION.encode(action)

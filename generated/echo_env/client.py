@@ -62,6 +62,7 @@ class EchoEnv(EnvClient[EchoAction, EchoObservation, EchoState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: EchoAction) -> dict[str, Any]:
         return _ACTION.encode(action)
@@ -80,6 +81,7 @@ class AsyncEchoEnv(AsyncEnvClient[EchoAction, EchoObservation, EchoState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: EchoAction) -> dict[str, Any]:
         return _ACTION.encode(action)

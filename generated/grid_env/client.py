@@ -84,6 +84,7 @@ class GridEnv(EnvClient[GridAction, GridObservation, GridState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: GridAction) -> dict[str, Any]:
         return _ACTION.encode(action)
@@ -126,6 +127,7 @@ class AsyncGridEnv(AsyncEnvClient[GridAction, GridObservation, GridState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: GridAction) -> dict[str, Any]:
         return _ACTION.encode(action)

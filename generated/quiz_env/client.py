@@ -62,6 +62,7 @@ class QuizEnv(EnvClient[QuizAction, QuizObservation, QuizState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: QuizAction) -> dict[str, Any]:
         return _ACTION.encode(action)
@@ -80,6 +81,7 @@ class AsyncQuizEnv(AsyncEnvClient[QuizAction, QuizObservation, QuizState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: QuizAction) -> dict[str, Any]:
         return _ACTION.encode(action)

@@ -62,6 +62,7 @@ class ReacherEnv(EnvClient[ReacherAction, ReacherObservation, ReacherState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: ReacherAction) -> dict[str, Any]:
         return _ACTION.encode(action)
@@ -80,6 +81,7 @@ class AsyncReacherEnv(AsyncEnvClient[ReacherAction, ReacherObservation, ReacherS
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: ReacherAction) -> dict[str, Any]:
         return _ACTION.encode(action)

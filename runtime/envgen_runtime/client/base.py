@@ -8,7 +8,7 @@ the two clients are shells that only send, wait and sleep.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypedDict, TypeVar
 
@@ -23,6 +23,7 @@ from ..transport.headers import TraceContext, bearer_headers, check_headers, mer
 from .retry import RetryPolicy
 
 if TYPE_CHECKING:
+    from ..core.codec import ModelCodec
     from ..providers.base import Provider
 
 
@@ -54,6 +55,9 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
     SPEC: ClassVar[EnvSpec]
     _TRANSPORTS: tuple[Callable[..., TransportT], Callable[..., TransportT]]
     """The shell's HTTP and WebSocket transport classes (blocking or asyncio)."""
+    ACTION_CODEC: ClassVar[ModelCodec[Any] | None] = None
+    """Set by generated clients beside their ``_step_payload`` (its ``encode``), so that
+    ``_step_texts`` can encode a pool round's actions in one call."""
 
     def __init__(
         self,
@@ -148,6 +152,25 @@ class ClientCore(Limits, ABC, Generic[ActT, ObsT, StateT, TransportT]):
         except BaseException:
             self._stop_owned_provider()
             raise
+
+    def _step_texts(self, actions: Sequence[ActT]) -> list[str] | None:
+        """The JSON text of each action's step body, encoded in one call; None if it cannot be.
+
+        Only when ``_step_payload`` is the one generated beside ``ACTION_CODEC`` (a subclass
+        overriding it is honoured), and every action is valid: else None, and the caller
+        encodes them one by one (``_step_payload``), which also tells which one failed.
+        """
+        cls = type(self)
+        codec = cls.ACTION_CODEC
+        if codec is None:
+            return None
+        owner = next(klass for klass in cls.__mro__ if "ACTION_CODEC" in klass.__dict__)
+        if cls._step_payload is not owner.__dict__.get("_step_payload"):
+            return None
+        try:
+            return codec.encode_texts(actions)
+        except EnvgenRuntimeError:
+            return None
 
     @classmethod
     def _spec(cls) -> EnvSpec:

@@ -11,6 +11,7 @@ import dataclasses
 import json
 import threading
 import weakref
+from collections.abc import Sequence
 from typing import Any, Generic, TypeVar, overload
 
 import pydantic
@@ -127,6 +128,7 @@ class ModelCodec(Generic[T]):
         self._type = tp
         self._role = role
         self._adapter: TypeAdapter[T] | None = None
+        self._many: TypeAdapter[list[T]] | None = None
         self._lock = threading.Lock()
         self._read_keys: frozenset[str] | None = None
 
@@ -191,6 +193,40 @@ class ModelCodec(Generic[T]):
         except ValueError as exc:  # NaN/inf that JSON cannot carry
             raise self._whole("json_serialization", str(exc)) from exc
         return dumped
+
+    def encode_texts(self, values: Sequence[T]) -> list[str]:
+        """The compact JSON text of what ``encode`` sends for each value, in one pass.
+
+        One pydantic call serialises the batch and one validates it (a pool's lock-step round
+        encodes every slot's action this way); the texts are what ``encode``'s objects
+        serialise to. Any value ``encode`` would refuse makes the whole batch raise that
+        error (its field path led by the value's index): encode them one by one to learn which.
+        """
+        many = self._many
+        if many is None:
+            many = self._many = TypeAdapter(list[self._type])  # type: ignore[name-defined]
+        items = list(values)
+        try:
+            dumped = many.dump_python(items, mode="json", by_alias=True, warnings=False)
+        except (PydanticSerializationError, TypeError, ValueError, AttributeError) as exc:
+            why = truncate(str(exc), 300)
+            text = f"{self._role} cannot be serialised to JSON: {why}"
+            raise self._whole("serialization", why, text) from exc
+        texts = []
+        for value, item in zip(items, dumped, strict=True):
+            _prune_unset_none(value, item)
+            if not isinstance(item, dict):
+                text = f"{self._role} must encode to a JSON object, got {type(item).__name__}"
+                raise self._whole("type", "must encode to a JSON object", text)
+            try:
+                texts.append(compact_json(item))
+            except ValueError as exc:  # NaN/inf that JSON cannot carry
+                raise self._whole("json_serialization", str(exc)) from exc
+        try:
+            many.validate_json("[" + ",".join(texts) + "]")
+        except pydantic.ValidationError as exc:
+            raise validation_error(self._role, exc, hint="nothing was sent") from exc
+        return texts
 
     def decode(self, payload: Any, *, strict: bool = False) -> T:
         """Validate a decoded JSON value from the server into the model type.

@@ -8,8 +8,9 @@ is up, then its next step is a fresh ``reset()``; a lost session on a live serve
 without a new server. ``CAPACITY_REACHED`` lowers that server's capacity and moves the slot.
 The README's "Many envs" tells the whole story; ``EnvPool`` is the blocking shell.
 
-This module holds those decisions (when servers start and are replaced, where slots go,
-whether a failure lost a server or only a session); ``slots`` holds the records, ``servers``
+This module holds those decisions (when servers start, where slots go, how a step or reset
+runs); ``lockstep`` runs a step's round, ``recovery`` tells whether a failure lost a server
+or only a session and replaces what was lost; ``slots`` holds the records, ``servers``
 starts and probes one server, ``clients`` gives the slots' client class and ends clients.
 """
 
@@ -36,11 +37,12 @@ from ..core.result import StepResult
 from ..providers.base import Provider
 from .args import check_size, seeds_for, sessions_for
 from .clients import async_client_class, close_quietly
+from .lockstep import step_round
+from .recovery import Recovery
 from .servers import (
     ProviderFactory,
     ProviderKind,
     provider_factory,
-    server_alive,
     server_capacity,
     start_server,
 )
@@ -64,7 +66,6 @@ ObsT = TypeVar("ObsT")
 StateT = TypeVar("StateT")
 
 
-_REPLACE_ATTEMPTS = 3
 _CAPACITY_TIMEOUT_S = 15.0  # the least time the first server gets to answer GET /metadata
 _MAX_MOVES = 8  # CAPACITY_REACHED answers one reset may meet before it reports the error
 _CONNECTION_ERRORS = (EnvConnectionError, EnvTimeoutError)
@@ -79,7 +80,7 @@ def _dropped(result: SlotResult[Any]) -> bool:
     return result.reset or isinstance(result.error, (SlotLostError, ProviderError))
 
 
-class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
+class AsyncEnvPool(Recovery[ObsT], Generic[ActT, ObsT, StateT]):
     """``size`` env sessions over servers from one provider, stepped together (asyncio).
 
     ``provider`` is ``"local"`` (the env's ``[server] command`` as local processes, the
@@ -244,20 +245,66 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
 
         ``seeds``: one per slot, or an int ``s`` meaning ``s, s+1, ...``, or None.
         """
+        import asyncio
+
         await self.start()
         chosen = [self._slot(i) for i in (range(self._size) if slots is None else slots)]
         for slot, seed in zip(chosen, seeds_for(seeds, len(chosen)), strict=True):
             slot.seed, slot.reset_kwargs, slot.resets = seed, dict(kwargs), 0
-        return await self._settle([self._reset_slot(slot) for slot in chosen])
+        return await self._settle(await asyncio.gather(*map(self._reset_slot, chosen)))
 
     async def step(self, actions: Sequence[ActT]) -> list[SlotResult[ObsT]]:
-        """Step every slot with its action, all at once; one result per slot, in order."""
+        """Step every slot with its action, all at once; one result per slot, in order.
+
+        Slots on an open session step in one lock-step round (``lockstep``); the rest (resets
+        due, slots waiting for a server, sessions not split) run alongside as coroutines.
+        """
+        import asyncio
+
         await self.start()
         if len(actions) != self._size:
             raise ValueError(f"step needs {self._size} actions (one per slot), got {len(actions)}")
-        paired = zip(self._slots, actions, strict=True)
-        results = await self._settle([self._step_slot(slot, action) for slot, action in paired])
+        paired = list(zip(self._slots, actions, strict=True))
+        outcomes: list[SlotResult[ObsT] | Failure | None] = [None] * self._size
+        in_round = [i for i, (slot, _) in enumerate(paired) if self._in_round(slot)]
+        chosen = set(in_round)
+        others = [i for i in range(self._size) if i not in chosen]
+        alongside = asyncio.gather(*(self._step_slot(*paired[i]) for i in others))
+        try:
+            replies = await step_round([paired[i] for i in in_round])
+        except BaseException:
+            alongside.cancel()
+            raise
+        for index, outcome in zip(others, await alongside, strict=True):
+            outcomes[index] = outcome
+        later: dict[int, Coroutine[Any, Any, SlotResult[ObsT] | Failure]] = {}
+        for index, reply in zip(in_round, replies, strict=True):
+            slot, action = paired[index]
+            server = slot.server
+            assert server is not None
+            if isinstance(reply, StepResult):
+                outcomes[index] = self._result(slot, reply, reset=False)
+            elif reply is None:  # not sent in the round: step it the usual way
+                later[index] = self._step_slot(slot, action)
+            elif _is_capacity(reply):
+                later[index] = self._step_failed(slot, server, reply)
+            else:
+                outcomes[index] = self._failure(slot, server, reply)
+        for index, outcome in zip(later, await asyncio.gather(*later.values()), strict=True):
+            outcomes[index] = outcome
+        results = await self._settle(cast("list[SlotResult[ObsT] | Failure]", outcomes))
         return [replace(r, action_dropped=True) if _dropped(r) else r for r in results]
+
+    def _in_round(self, slot: Slot) -> bool:
+        """Whether ``slot`` steps in the lock-step round: it has a live session, no reset due."""
+        server = slot.server
+        return not (
+            slot.needs_reset
+            or (self._auto_reset and slot.done)
+            or server is None
+            or server.lost
+            or slot.client is None
+        )
 
     def _slot(self, index: int) -> Slot:
         if not 0 <= index < self._size:
@@ -270,19 +317,6 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         return SlotResult(
             slot.index, result.observation, result.reward, done, result.extra, reset=reset
         )
-
-    def _waiting(self, slot: Slot) -> SlotResult[ObsT]:
-        failed, slot.unplaced = slot.unplaced, None
-        if failed is not None:
-            return self._unplaced(slot, failed)
-        message = f"slot {slot.index} lost its server; a replacement is starting"
-        return error_result(slot, SlotLostError(message, slot=slot.index, server_lost=True))
-
-    def _unplaced(self, slot: Slot, error: ProviderError) -> SlotResult[ObsT]:
-        """No server could take ``slot`` now: start one in the background, report the error."""
-        slot.needs_reset = slot.done = True
-        self._spawn(self._replace(None, [slot]))
-        return error_result(slot, error)
 
     async def _reset_slot(self, slot: Slot) -> SlotResult[ObsT] | Failure:
         """Reset ``slot`` with its ``reset()`` seed, plus ``resets * size`` on the pool's own."""
@@ -314,12 +348,17 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
         try:
             result = await client.step(action)
         except EnvgenRuntimeError as exc:
-            if not _is_capacity(exc):
-                return self._failure(slot, server, exc)
-            # A step on a fresh session: the slot needs a reset anyway.
-            slot.resets += 1
-            return await self._move(slot, server) or await self._reset_slot(slot)
+            return await self._step_failed(slot, server, exc)
         return self._result(slot, result, reset=False)
+
+    async def _step_failed(
+        self, slot: Slot, server: Server, exc: EnvgenRuntimeError
+    ) -> SlotResult[ObsT] | Failure:
+        if not _is_capacity(exc):
+            return self._failure(slot, server, exc)
+        # A step on a fresh session: the slot needs a reset anyway.
+        slot.resets += 1
+        return await self._move(slot, server) or await self._reset_slot(slot)
 
     def _failure(
         self, slot: Slot, server: Server, exc: EnvgenRuntimeError
@@ -347,86 +386,3 @@ class AsyncEnvPool(Generic[ActT, ObsT, StateT]):
             self._servers.append(target)
         self._attach(slot, target)
         return None
-
-    async def _settle(
-        self, calls: Sequence[Coroutine[Any, Any, SlotResult[ObsT] | Failure]]
-    ) -> list[SlotResult[ObsT]]:
-        """Run ``calls`` together; probe the servers of failed slots to tell which died."""
-        import asyncio
-
-        outcomes = await asyncio.gather(*calls)
-        servers = {o.server.serial: o.server for o in outcomes if isinstance(o, Failure)}
-        if not servers:
-            return cast("list[SlotResult[ObsT]]", outcomes)
-        health, timeout_s = self._health_path, self._health_timeout_s
-        alive = await asyncio.gather(
-            *(server_alive(s, health, timeout_s) for s in servers.values())
-        )
-        dead = {serial for serial, ok in zip(servers, alive, strict=True) if not ok}
-        for serial in dead:
-            self._lose_server(servers[serial])
-        return [
-            await self._lost(o, o.server.serial in dead) if isinstance(o, Failure) else o
-            for o in outcomes
-        ]
-
-    async def _lost(self, failure: Failure, server_lost: bool) -> SlotResult[ObsT]:
-        """The failed slot continues from a reset (on a new session if its server lives)."""
-        slot, server = failure.slot, failure.slot.server
-        slot.needs_reset = slot.done = True
-        if not server_lost and server is not None and not server.lost:
-            old, slot.client = slot.client, self._new_client(server)
-            await close_quietly(old)
-        what = "its server died" if server_lost else "its session ended"
-        error = SlotLostError(
-            f"slot {slot.index}: {what} ({failure.error.message}); it continues from a fresh reset",
-            slot=slot.index,
-            server_lost=server_lost,
-            cause=failure.error,
-        )
-        return error_result(slot, error)
-
-    def _lose_server(self, server: Server) -> None:
-        """Detach ``server``'s slots and start its replacement in the background."""
-        if server.lost:
-            return
-        server.lost = True
-        if server in self._servers:
-            self._servers.remove(server)
-        orphans, server.slots = server.slots, []
-        for slot in orphans:
-            self._spawn(close_quietly(slot.client))
-            slot.client, slot.server = None, None
-            slot.needs_reset = slot.done = True
-        self._spawn(self._replace(server, orphans))
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        import asyncio
-
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _replace(self, lost: Server | None, orphans: list[Slot]) -> None:
-        """Stop ``lost`` (if any), start a new server and attach ``orphans`` to it."""
-        import asyncio
-
-        if lost is not None:
-            await asyncio.to_thread(lost.provider.stop)
-        for attempt in range(_REPLACE_ATTEMPTS):
-            try:
-                server = await self._start_server()
-                break
-            except ProviderError as exc:
-                if attempt == _REPLACE_ATTEMPTS - 1:
-                    for slot in orphans:
-                        slot.unplaced = exc  # reported by the slot's next call, then retried
-                    return
-                await asyncio.sleep(0.5 * 2**attempt)
-        if self._closed:
-            await asyncio.to_thread(server.provider.stop)
-            return
-        self.replacements += 1
-        self._servers.append(server)
-        for slot in orphans:
-            self._attach(slot, server)

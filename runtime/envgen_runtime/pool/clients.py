@@ -31,6 +31,7 @@ def async_client_class(client: type[Any]) -> type[AsyncEnvClient[Any, Any, Any]]
     if isinstance(client, type) and issubclass(client, EnvClient):
         namespace = {
             "SPEC": client._spec(),
+            "ACTION_CODEC": client.ACTION_CODEC,
             "_step_payload": client._step_payload,
             "_parse_result": client._parse_result,
             "_parse_state": client._parse_state,

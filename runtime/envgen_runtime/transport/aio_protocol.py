@@ -1,9 +1,9 @@
-"""What every asyncio protocol shell (HTTP and WebSocket) shares: one read buffer and one
-deadline wait."""
+"""What every asyncio protocol shell (HTTP and WebSocket) shares: one read buffer, one
+deadline wait, and the ``Round`` that waits on many connections at once."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import asyncio
@@ -68,3 +68,56 @@ class Waiting:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_exception(TimeoutError(self._TIMED_OUT))
+
+
+class Round:
+    """One wait for the replies of many connections: the pool's lock-step rounds.
+
+    Each connection ``expect``-ed holds the round until it has something to read (or has
+    failed) and then calls ``arrived``; ``wait`` sleeps on one future for all of them, with
+    one timer for the round's deadline. One future and one timer per round, where awaiting
+    each connection costs a task, a future and a wake-up per connection.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._pending = 0
+        self._future: asyncio.Future[None] | None = None
+
+    def expect(self, conn: RoundMember) -> None:
+        """Count ``conn`` in this round until it calls ``arrived`` (unless it is ready now)."""
+        if not conn.readable():
+            conn.round = self
+            self._pending += 1
+
+    def arrived(self) -> None:
+        self._pending -= 1
+        future = self._future
+        if self._pending == 0 and future is not None and not future.done():
+            future.set_result(None)
+
+    async def wait(self, deadline: float) -> None:
+        """Until every expected connection is readable, or ``deadline`` (loop time) passes."""
+        if self._pending <= 0:
+            return
+        future = self._future = self._loop.create_future()
+        timer = self._loop.call_at(deadline, _settle, future)
+        try:
+            await future
+        finally:
+            timer.cancel()
+            self._future = None
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class RoundMember(Protocol):
+    """A connection a ``Round`` can wait on: it calls ``round.arrived()`` once readable."""
+
+    round: Round | None
+
+    def readable(self) -> bool:
+        """Whether a read now would not wait (a message is here, or the connection ended)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
@@ -46,6 +46,28 @@ class AsyncTransport(Protocol):
     async def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None: ...
 
     async def close(self) -> None: ...
+
+
+class PostedStep(Protocol):
+    """A step sent for a lock-step round (``post_step`` of the asyncio transports).
+
+    It holds its transport's turn until ``finish`` has given its reply (or raised), or
+    ``abandon``. Between the two, ``join`` counts its connection in the round that waits
+    for every reply at once.
+    """
+
+    timeout_s: float
+    """How long its reply may take, in seconds."""
+
+    def join(self, round_: Any) -> None:
+        """Count its connection in ``round_`` (an ``aio_protocol.Round``) until it is readable."""
+
+    def finish(self) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+        """The reply's ``data`` as ``request`` returns it, or its error; read without waiting,
+        or, when the reply is not all here yet, an awaitable of it."""
+
+    def abandon(self) -> None:
+        """Give up on the reply (the round was cancelled): the connection is dropped."""
 
 
 class Limits:

@@ -3,11 +3,16 @@
 Routes, envelopes, headers, deadlines, keep-alive and reply parsing come from
 ``engine``, exactly as for the blocking transport; only waiting differs. It needs no
 library beyond the standard one (the ``async`` extra is kept, empty, for old install lines).
+
+A step can also be split, for the pool's lock-step rounds: ``post_step`` performs the
+flow's actions that need no waiting (the write, above all) and returns a ``Posted``, whose
+``finish`` goes on once a ``Round`` has woken; whatever still needs waiting then (a reply
+not complete yet, a new connection) it returns as an awaitable: the same flow throughout.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..base import Op
@@ -15,7 +20,94 @@ from .engine import CLOSE, DROPPED, OPEN, RECV, SEND, TLS, Flow, HttpEngine, res
 from .sync import dropped
 
 if TYPE_CHECKING:
+    from ..aio_protocol import Round
+    from ..aio_turns import TurnLock
     from .aio_connection import Connection
+
+__all__ = ["AsyncHttpTransport", "Posted"]
+
+_LATER = object()  # an action that needs waiting: ``Posted.finish`` hands it to ``_run``
+
+
+class Posted:
+    """A step ``AsyncHttpTransport.post_step`` began: the flow, and the action it waits on.
+
+    It holds the transport's turn (its lock) until ``finish`` returns a reply or raises,
+    what it returned to await ends, or ``abandon``.
+    """
+
+    def __init__(self, transport: AsyncHttpTransport, flow: Flow) -> None:
+        self._transport = transport
+        self._flow = flow
+        self._item: Any = None  # the pending action, or the flow's result once ``_done``
+        self._done = False
+        self.timeout_s = transport._step_read_timeout_s
+        """How long its reply may take (the step's read timeout), in seconds."""
+
+    def _advance(self, value: Any, error: BaseException | None) -> None:
+        """Resume the flow and perform each action that needs no waiting, until one does."""
+        try:
+            while True:
+                self._done, self._item = resume(self._flow, value, error)
+                if self._done:
+                    return
+                value, error = None, None
+                try:
+                    value = self._transport._perform_now(*self._item)
+                except BaseException as exc:  # the flow closes the connection and re-raises
+                    error = exc
+                if value is _LATER:
+                    return
+        except BaseException:
+            self._release()
+            raise
+
+    def join(self, round_: Round) -> None:
+        """Count the connection in ``round_`` if the flow waits for its reply."""
+        conn = self._transport._conn
+        if not self._done and self._item[0] == RECV and conn is not None:
+            round_.expect(conn)
+
+    def finish(self) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+        """The reply's data (turn released), or, while the flow must still wait (a reply not
+        complete yet, a check of the server's state, a new connection), what to await for it.
+        """
+        if not self._done:
+            kind, _ = self._item
+            conn = self._transport._conn
+            if kind == RECV and conn is not None and conn.readable():
+                try:
+                    data = conn.take()
+                except BaseException as exc:  # the connection's failure is the flow's
+                    self._advance(None, exc)
+                else:
+                    self._advance(data, None)
+            if not self._done:
+                return self._complete()
+        self._release()
+        result: dict[str, Any] = self._item
+        return result
+
+    async def _complete(self) -> dict[str, Any]:
+        """The rest of the step the usual way (``AsyncHttpTransport._run``); turn released."""
+        try:
+            result: dict[str, Any] = await self._transport._run(self._flow, self._item)
+            return result
+        finally:
+            self._release()
+
+    def abandon(self) -> None:
+        """The round ended before the reply was read (cancelled): close the connection."""
+        if not self._done:
+            import asyncio
+
+            self._transport._drop_flow(self._flow, asyncio.CancelledError())
+        self._release()
+
+    def _release(self) -> None:
+        lock = self._transport._lock
+        if lock.locked():
+            lock.release()
 
 
 class AsyncHttpTransport(HttpEngine):
@@ -25,11 +117,51 @@ class AsyncHttpTransport(HttpEngine):
     Use it from one event loop.
     """
 
+    _lock: TurnLock
+
     def _init_io(self) -> None:
-        import asyncio
+        from ..aio_turns import TurnLock
 
         self._conn: Connection | None = None
-        self._lock = asyncio.Lock()
+        self._lock = TurnLock()
+
+    def post_step(self, body: Mapping[str, Any] | str) -> Posted | None:
+        """Begin a step now, without waiting, for ``Posted.finish`` to end later.
+
+        None when it cannot begin without waiting (no connection open, or another request
+        holds it): then use ``request``. Raises what ``request`` would raise before a reply.
+        """
+        if self._conn is None or not self._lock.try_acquire():
+            return None
+        posted = Posted(self, self.flow("step", body, None))
+        posted._advance(None, None)
+        return posted
+
+    def _perform_now(self, kind: int, arg: Any) -> Any:
+        """An action's result if it needs no waiting, else ``_LATER`` (``_perform`` waits)."""
+        conn = self._conn
+        if kind == SEND and conn is not None and conn.writable():
+            conn.write(arg[0])
+            return None
+        if kind == DROPPED and conn is not None and conn.transport is not None:
+            return not conn.idle_and_open() or dropped(conn.transport.get_extra_info("socket"))
+        if kind == RECV and conn is not None and conn.readable():
+            return conn.take()
+        if kind == CLOSE:
+            if conn is not None:
+                self._conn = None
+                conn.close()
+            return None
+        return _LATER
+
+    def _drop_flow(self, flow: Flow, error: BaseException) -> None:
+        """Throw ``error`` into ``flow`` and perform what it does about it (it closes)."""
+        done, item = resume(flow, None, error)
+        while not done:
+            try:
+                done, item = resume(flow, self._perform_now(*item), None)
+            except BaseException:
+                return
 
     async def request(
         self, op: Op, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
@@ -39,9 +171,12 @@ class AsyncHttpTransport(HttpEngine):
             result: dict[str, Any] = await self._run(self.flow(op, body, headers))
             return result
 
-    async def _run(self, flow: Flow) -> Any:
-        """Perform ``flow``'s actions until it returns; a failed action's error goes into it."""
-        done, item = resume(flow, None, None)
+    async def _run(self, flow: Flow, item: Any = None) -> Any:
+        """Perform ``flow``'s actions until it returns; a failed action's error goes into it.
+
+        ``item``: the action a flow already begun waits on (``Posted.complete``).
+        """
+        done, item = (False, item) if item is not None else resume(flow, None, None)
         while not done:
             try:
                 result = await self._perform(*item)

@@ -15,7 +15,7 @@ import asyncio
 import time
 from typing import Any
 
-from ..aio_protocol import ReadBuffer, Waiting
+from ..aio_protocol import ReadBuffer, Round, Waiting
 
 
 class Connection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
@@ -31,6 +31,7 @@ class Connection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
         self._eof = False
         self._error: BaseException | None = None
         self._drained: asyncio.Future[None] | None = None
+        self.round: Round | None = None
 
     # ------------------------------------------------------------------ asyncio callbacks
 
@@ -60,7 +61,38 @@ class Connection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
         if drained is not None and not drained.done():
             drained.set_result(None)
 
+    def _wake(self) -> None:
+        Waiting._wake(self)
+        waiting = self.round
+        if waiting is not None:  # anything read (or the end) is news for a lock-step round
+            self.round = None
+            waiting.arrived()
+
     # ------------------------------------------------------------------ for the shell
+
+    def readable(self) -> bool:
+        """Whether ``take`` has something to give: bytes arrived, or the peer closed."""
+        return bool(self._data) or self._eof
+
+    def writable(self) -> bool:
+        """Whether ``write`` would go through now (the peer reads, nothing failed)."""
+        return self._drained is None and self._error is None and self.transport is not None
+
+    def write(self, data: bytes) -> None:
+        """``send`` for a caller that checked ``writable``: nothing to wait for."""
+        assert self.transport is not None
+        self.transport.write(data)
+
+    def take(self) -> bytes:
+        """What ``recv`` returns when ``readable``, without waiting."""
+        self.round = None
+        if self._data:
+            data = self._data[0] if len(self._data) == 1 else b"".join(self._data)
+            self._data.clear()
+            return data
+        if self._error is not None:
+            raise self._error
+        return b""
 
     def idle_and_open(self) -> bool:
         """Whether nothing arrived while idle and the peer has not closed."""
@@ -85,13 +117,7 @@ class Connection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
             if remaining <= 0:
                 raise TimeoutError(self._TIMED_OUT)
             await self._wait(self._loop.time() + remaining)
-        if self._data:
-            data = self._data[0] if len(self._data) == 1 else b"".join(self._data)
-            self._data.clear()
-            return data
-        if self._error is not None:
-            raise self._error
-        return b""
+        return self.take()
 
     def close(self) -> None:
         """Close the connection and its timer; never fails."""

@@ -23,7 +23,7 @@ from ...core.errors import (
     SessionLostError,
     issues_from_wire,
 )
-from ...core.jsonbody import dumps_body, parse_json_object, request_role
+from ...core.jsonbody import compact_json, dumps_body, parse_json_object, request_role
 from ...core.result import envelope_problem
 from ...core.text import BODY_LIMIT, RECEIVED_LIMIT, redact_url, truncate
 from ..base import Limits, Op, is_loopback_url
@@ -206,17 +206,24 @@ class HttpEngine(Limits):
         fixed["Accept"] = "application/json"
         return merge_headers(fixed, self._headers, self._session_headers)
 
-    def _route(self, op: Op, body: Mapping[str, Any]) -> tuple[str, str, bytes | None]:
-        """Method, URL and encoded body of ``op``; a step gets a fresh ``request_id``."""
+    def _route(self, op: Op, body: Mapping[str, Any] | str) -> tuple[str, str, bytes | None]:
+        """Method, URL and encoded body of ``op``; a step gets a fresh ``request_id``.
+
+        A step's ``body`` may come as its compact JSON text already (a pool round's
+        batch-encoded actions): the same bytes either way.
+        """
         data: str | None
         if op == "reset":
+            assert not isinstance(body, str)
             method, path, data = "POST", "/reset", dumps_body(body, op=op)
         elif op == "step":
+            action = body if isinstance(body, str) else dumps_body(body, op=op)
             # An opaque id, 32 hex digits as before (os.urandom: a quarter of uuid4's cost).
-            envelope: dict[str, Any] = {"action": dict(body), "request_id": os.urandom(16).hex()}
+            data = f'{{"action":{action},"request_id":"{os.urandom(16).hex()}"'
             if self._step_timeout_s is not None:
-                envelope["timeout_s"] = self._step_timeout_s
-            method, path, data = "POST", "/step", dumps_body(envelope, op=op)
+                data += f',"timeout_s":{compact_json(self._step_timeout_s)}'
+            data += "}"
+            method, path = "POST", "/step"
         elif op == "state":
             method, path, data = "GET", "/state", None
         else:
@@ -254,7 +261,9 @@ class HttpEngine(Limits):
         cafile = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or None
         return ssl.create_default_context(cafile=cafile)
 
-    def flow(self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None) -> Flow:
+    def flow(
+        self, op: Op, body: Mapping[str, Any] | str, headers: Mapping[str, str] | None
+    ) -> Flow:
         """One operation as I/O actions (see the module docstring); returns the reply.
 
         Only a reply that is a result counts for continuity: one that fails (an error, a
@@ -295,7 +304,9 @@ class HttpEngine(Limits):
             self._connected = False
             yield CLOSE, None
 
-    def _exchange(self, op: Op, body: Mapping[str, Any], headers: Mapping[str, str] | None) -> Flow:
+    def _exchange(
+        self, op: Op, body: Mapping[str, Any] | str, headers: Mapping[str, str] | None
+    ) -> Flow:
         """One request and its reply object; and whether it needed a new connection."""
         method, url, data = self._route(op, body)
         read_timeout = self._step_read_timeout_s if op == "step" else self._timeout_s

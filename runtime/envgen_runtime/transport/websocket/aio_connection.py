@@ -19,7 +19,7 @@ from websockets.exceptions import InvalidMessage
 from websockets.frames import CloseCode
 from websockets.protocol import State
 
-from ..aio_protocol import ReadBuffer, Waiting
+from ..aio_protocol import ReadBuffer, Round, Waiting
 from .direct import direct_allowed
 from .frames import FrameEngine, Hop
 
@@ -33,7 +33,14 @@ _CLOSED = State.CLOSED
 
 
 class AsyncConnection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
-    """An open WebSocket client connection driven by the event loop."""
+    """An open WebSocket client connection driven by the event loop.
+
+    A request either awaits ``roundtrip``, or is split for a lock-step round (``post`` now,
+    ``take`` once the ``Round`` it is counted in has woken).
+    """
+
+    SPLITS = True
+    """``post``/``take`` split a request for a lock-step round (see ``AsyncWebSocketTransport``)."""
 
     def __init__(self, engine: FrameEngine) -> None:
         super().__init__()
@@ -42,6 +49,7 @@ class AsyncConnection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
         self._transport: asyncio.Transport | None = None
         self._loop = asyncio.get_running_loop()
         self._timer: asyncio.TimerHandle | None = None
+        self.round: Round | None = None
 
     # ------------------------------------------------------------------ event loop side
 
@@ -68,6 +76,13 @@ class AsyncConnection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
                 timer.cancel()
         self._timer = self._expiry = None  # a cancelled timer must never be taken as armed
         self._wake()
+
+    def _wake(self) -> None:
+        Waiting._wake(self)
+        waiting = self.round
+        if waiting is not None and (self._messages or self._engine.state is not _OPEN):
+            self.round = None
+            waiting.arrived()
 
     def _flush(self) -> None:
         transport = self._transport
@@ -108,8 +123,7 @@ class AsyncConnection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
 
     async def roundtrip(self, message: str, timeout: float) -> str | bytes:
         """Send one message and wait at most ``timeout`` seconds for the next one."""
-        self._engine.send(message)
-        self._flush()
+        self.post(message)
         messages = self._messages
         deadline = self._loop.time() + timeout
         while not messages:
@@ -118,6 +132,25 @@ class AsyncConnection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
                 raise self._engine.close_exc()
             await self._wait(deadline)
         return messages.popleft()
+
+    def post(self, message: str) -> None:
+        """Send one message now (the socket takes it, or the loop writes it soon)."""
+        self._engine.send(message)
+        self._flush()
+
+    def readable(self) -> bool:
+        """Whether ``take`` would not time out: a message is here or the connection ended."""
+        return bool(self._messages) or self._engine.state is not _OPEN
+
+    def take(self) -> str | bytes:
+        """The next message, without waiting: the connection's close, or TimeoutError if none."""
+        self.round = None
+        if self._messages:
+            return self._messages.popleft()
+        if self._engine.state is not _OPEN:
+            self.abort()
+            raise self._engine.close_exc()
+        raise TimeoutError(self._TIMED_OUT)
 
     def buffered(self) -> list[str | bytes]:
         """Messages received but not read yet."""
@@ -164,6 +197,9 @@ async def connect_direct(url: str, options: dict[str, Any]) -> AsyncConnection:
 
 class LibraryConnection:
     """websockets' asyncio client, for a connection through a proxy."""
+
+    SPLITS = False
+    """Its messages can only be read by awaiting: requests on it are never split."""
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn

@@ -76,7 +76,7 @@ class Flow(Catcher):
         self,
         session: WebSocketCommon,
         op: Op,
-        body: Mapping[str, Any],
+        body: Mapping[str, Any] | str,
         headers: Mapping[str, str] | None,
     ) -> None:
         self.op = op
@@ -207,13 +207,15 @@ class WebSocketCommon(Limits):
     # ------------------------------------------------------------------ requests
 
     @staticmethod
-    def _message(op: Op, body: Mapping[str, Any]) -> str:
+    def _message(op: Op, body: Mapping[str, Any] | str) -> str:
+        """The message for ``op``; ``body`` as an object, or already as its compact JSON text
+        (a pool round's batch-encoded actions): the same bytes either way."""
         if op not in _EXPECTED_REPLY:
             raise ValueError(f"unknown operation {op!r}; expected reset, step or state")
-        message: dict[str, Any] = (
-            {"type": op} if op == "state" else {"type": op, "data": dict(body)}
-        )
-        return dumps_body(message, op=op)
+        if op == "state":
+            return '{"type":"state"}'
+        data = body if isinstance(body, str) else dumps_body(body, op=op)
+        return f'{{"type":"{op}","data":{data}}}'
 
     def _check(self, op: Op, headers: Mapping[str, str] | None) -> bool:
         """Refuse a request this session cannot take; whether it goes to the open connection.

@@ -81,6 +81,7 @@ class DataclassEnv(EnvClient[DataclassAction, DataclassObservation, DataclassSta
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: DataclassAction) -> dict[str, Any]:
         return _ACTION.encode(action)
@@ -120,6 +121,7 @@ class AsyncDataclassEnv(AsyncEnvClient[DataclassAction, DataclassObservation, Da
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: DataclassAction) -> dict[str, Any]:
         return _ACTION.encode(action)

@@ -75,6 +75,7 @@ class EvilEnv(EnvClient[EvilAction, EvilObservation, EvilState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: EvilAction) -> dict[str, Any]:
         return _ACTION.encode(action)
@@ -121,6 +122,7 @@ class AsyncEvilEnv(AsyncEnvClient[EvilAction, EvilObservation, EvilState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: EvilAction) -> dict[str, Any]:
         return _ACTION.encode(action)

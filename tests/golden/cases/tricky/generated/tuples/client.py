@@ -52,6 +52,7 @@ class TuplesEnv(EnvClient[TuplesAction, TuplesObservation, TuplesState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: TuplesAction) -> dict[str, Any]:
         return _ACTION.encode(action)
@@ -70,6 +71,7 @@ class AsyncTuplesEnv(AsyncEnvClient[TuplesAction, TuplesObservation, TuplesState
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: TuplesAction) -> dict[str, Any]:
         return _ACTION.encode(action)

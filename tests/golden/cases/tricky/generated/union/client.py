@@ -53,6 +53,7 @@ class GridEnv(EnvClient[GridAction, GridObservation, GridState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: GridAction) -> dict[str, Any]:
         return _ACTION.encode(action)
@@ -71,6 +72,7 @@ class AsyncGridEnv(AsyncEnvClient[GridAction, GridObservation, GridState]):
     """
 
     SPEC: ClassVar[EnvSpec] = _SPEC
+    ACTION_CODEC: ClassVar[ModelCodec[Any]] = _ACTION
 
     def _step_payload(self, action: GridAction) -> dict[str, Any]:
         return _ACTION.encode(action)

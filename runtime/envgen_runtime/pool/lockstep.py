@@ -1,0 +1,89 @@
+"""The pool's lock-step round: every slot's step sent in one pass, replies read as they come.
+
+``gather`` over one coroutine per slot costs a task, a lock, a future and two wake-ups per
+slot and step. Here the round's actions are validated and encoded in one pydantic call each
+way (when the client class is generated: ``ClientCore._step_texts``; else, or when one is
+invalid, each on its own, so the invalid one gets its error), each frame is written at once
+(``post_step`` of the asyncio transports); then one ``Round`` waits, on one future with one
+deadline timer, until every connection has its reply; then each reply is parsed as
+``request`` parses it (the same ``Flow``), so results and errors match a slot stepped alone.
+A slot whose request cannot be split (no session open yet, another request holding it, a
+transport with no ``post_step``) gets None: the pool steps it the usual way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import EnvgenRuntimeError
+from ..core.result import StepResult
+
+if TYPE_CHECKING:
+    from ..transport.base import PostedStep
+    from .slots import Slot
+
+__all__ = ["Reply", "step_round"]
+
+Reply = StepResult[Any] | EnvgenRuntimeError | None
+"""A slot's outcome of a round: its result, the error its step raised, or None (not sent)."""
+
+
+async def step_round(steps: Sequence[tuple[Slot, Any]]) -> list[Reply]:
+    """Step each ``(slot, action)`` (slots with a client) in one round; one reply per pair."""
+    import asyncio
+
+    from ..transport.aio_protocol import Round
+
+    loop = asyncio.get_running_loop()
+    replies: list[Reply] = [None] * len(steps)
+    posted: list[tuple[int, PostedStep]] = []
+    timeout_s = 0.0
+    texts = _batch_texts(steps)
+    try:
+        for index, (slot, action) in enumerate(steps):
+            client = slot.client
+            assert client is not None
+            post = getattr(client.transport, "post_step", None)
+            if post is None:
+                continue
+            try:
+                sent = post(client._step_payload(action) if texts is None else texts[index])
+            except EnvgenRuntimeError as exc:
+                replies[index] = exc
+                continue
+            if sent is not None:
+                posted.append((index, sent))
+                timeout_s = max(timeout_s, sent.timeout_s)
+        round_ = Round(loop)
+        for _, sent in posted:
+            sent.join(round_)
+        await round_.wait(loop.time() + timeout_s)
+    except BaseException:
+        for _, sent in posted:
+            sent.abandon()
+        raise
+    for done, (index, sent) in enumerate(posted):
+        client = steps[index][0].client
+        assert client is not None
+        try:
+            data = sent.finish()
+            if not isinstance(data, dict):  # the reply is not all here yet (HTTP)
+                data = await data
+            replies[index] = client._after_step(data)
+        except EnvgenRuntimeError as exc:
+            replies[index] = exc
+        except BaseException:
+            for _, rest in posted[done + 1 :]:
+                rest.abandon()
+            raise
+    return replies
+
+
+def _batch_texts(steps: Sequence[tuple[Slot, Any]]) -> list[str] | None:
+    """Every action's JSON text in one call (``ClientCore._step_texts``), or None."""
+    if not steps:
+        return None
+    client = steps[0][0].client
+    assert client is not None
+    return client._step_texts([action for _, action in steps])
