@@ -35,6 +35,12 @@ RUNTIME_LAYERS: dict[str, set[str]] = {
         "envgen_runtime.providers",
         "envgen_runtime.client",
     },
+    "envgen_runtime.vector": {
+        "envgen_runtime.core",
+        "envgen_runtime.client",
+        "envgen_runtime.pool",
+        "envgen_runtime.schemadiff",
+    },
     "envgen_runtime.server": {"envgen_runtime.core"},
     "envgen_runtime.schemadiff": set(),  # imports none of the runtime: the generator uses it
     "envgen_runtime.compat": set(),

@@ -108,4 +108,5 @@ def test_generator_depends_on_the_runtime_at_its_own_version() -> None:
         dep.split(">")[0].split("=")[0].split("<")[0] for dep in runtime_project["dependencies"]
     }
     assert required == {"pydantic", "websockets", "typing-extensions", "jsonschema"}
-    assert set(runtime_project["optional-dependencies"]) == {"docker", "async", "ray", "server"}
+    extras = {"docker", "async", "gym", "ray", "server"}
+    assert set(runtime_project["optional-dependencies"]) == extras

@@ -9,11 +9,14 @@ exception tree rooted at ``EnvgenRuntimeError``.
 
 Importing this package imports pydantic but not websockets, asyncio or the socket layer
 (loaded when a transport or client of that kind is first used), nor the generator
-(``envgen``) or any of its tools. Extras (``docker``, ``ray``, ``server``) are imported on
-first use and name themselves when missing (``MissingExtraError``); ``async`` needs no
-library any more and stays an accepted, empty extra. ``check_generated`` is
-what generated packages call at import to refuse a runtime they do not fit.
+(``envgen``) or any of its tools. Extras (``docker``, ``gym``, ``ray``, ``server``) are
+imported on first use and name themselves when missing (``MissingExtraError``): the
+gymnasium API (``GymEnv``, ``GymVectorEnv``, ``ModelSpace``) loads when first named.
+``async`` needs no library any more and stays an accepted, empty extra. ``check_generated``
+is what generated packages call at import to refuse a runtime they do not fit.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from .client.aio import AsyncClientStart, AsyncEnvClient
 from .client.retry import RetryPolicy
@@ -52,6 +55,11 @@ from .transport.http.sync import HttpTransport
 from .transport.websocket.aio import AsyncWebSocketTransport
 from .transport.websocket.sync import WebSocketTransport
 
+if TYPE_CHECKING:
+    from .vector.env import GymEnv
+    from .vector.pool_env import GymVectorEnv
+    from .vector.spaces import ModelSpace
+
 __all__ = [
     "API_VERSION",
     "AsyncClientStart",
@@ -69,11 +77,14 @@ __all__ = [
     "EnvValidationError",
     "EnvgenRuntimeError",
     "EpisodeEndedError",
+    "GymEnv",
+    "GymVectorEnv",
     "HttpTransport",
     "LocalDockerProvider",
     "LocalProcessProvider",
     "MissingExtraError",
     "ModelCodec",
+    "ModelSpace",
     "ProtocolError",
     "Provider",
     "ProviderError",
@@ -95,3 +106,21 @@ __all__ = [
     "check_generated",
     "normalize_base_url",
 ]
+
+_LAZY = {
+    "GymEnv": "envgen_runtime.vector.env",
+    "GymVectorEnv": "envgen_runtime.vector.pool_env",
+    "ModelSpace": "envgen_runtime.vector.spaces",
+}
+"""Names of the ``gym`` extra: their modules import gymnasium, so they load when first named."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -20,6 +20,7 @@ PROVIDER_ONLY = ("subprocess", "tempfile", "socket", "signal", "shlex", "selecto
 """Standard modules only starting or stopping a server needs: a client's import skips them."""
 
 HEAVY = ("jinja2", "datamodel_code_generator", "click", "requests", "websockets", "httpx", "ray")
+HEAVY += ("gymnasium", "numpy")  # the `gym` extra: loaded when GymEnv, ... are first named
 
 
 def _modules_loaded_by(code: str) -> set[str]:

@@ -14,6 +14,7 @@ from .errors import MissingExtraError
 EXTRAS: dict[str, str] = {
     "docker": "docker",
     "fastapi": "server",
+    "gymnasium": "gym",
     "openenv": "server",
     "ray": "ray",
     "starlette": "server",

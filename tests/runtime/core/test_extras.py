@@ -36,6 +36,7 @@ def test_every_optional_module_maps_to_a_declared_extra() -> None:
     assert EXTRAS == {
         "docker": "docker",
         "fastapi": "server",
+        "gymnasium": "gym",
         "openenv": "server",
         "ray": "ray",
         "starlette": "server",
@@ -62,6 +63,24 @@ def test_missing_docker_names_the_docker_extra() -> None:
     out = proc.stdout.strip()
     assert out.startswith("EnvgenRuntimeError docker docker |"), out
     assert "pip install 'envgen-runtime[docker]'" in out
+
+
+def test_missing_gymnasium_names_the_gym_extra_and_the_rest_of_the_runtime_imports() -> None:
+    proc = _without(
+        "gymnasium",
+        """
+        import envgen_runtime
+        from envgen_runtime import EnvPool, MissingExtraError
+        try:
+            from envgen_runtime import GymVectorEnv
+        except MissingExtraError as exc:
+            print(exc.extra, exc.module, "|", exc)
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.strip()
+    assert out.startswith("gym gymnasium |"), out
+    assert "pip install 'envgen-runtime[gym]'" in out and "GymVectorEnv" in out
 
 
 def test_asyncio_http_needs_no_httpx(legacy_url: str) -> None:
