@@ -126,8 +126,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     machine = MachineState()
+    began = time.perf_counter()
     results = run(1, 300) if args.quick else run(args.runs, args.steps)
     results["quick"] = args.quick
+    results["elapsed_s"] = round(time.perf_counter() - began, 1)
     results["machine"] = machine.record()
     text = json.dumps(results, indent=2)
     if args.out:
