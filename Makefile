@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.envgen-installed
 PY313_SUMMARY := $(VENV)/py313-summary.txt
 
-.PHONY: setup demo test test-py313 golden lint format clean bench docker-engine images
+.PHONY: setup demo test test-py313 golden lint format clean bench bench-quick docker-engine images
 
 setup: $(STAMP)
 
@@ -61,7 +61,8 @@ images: setup docker-engine
 golden: setup
 	$(BIN)/python -m tests.golden.regenerate
 
-## bench: run every benchmark and rewrite benchmarks/RESULTS.md (takes a few minutes).
+## bench: run every benchmark and rewrite benchmarks/RESULTS.md (about 12 minutes on a quiet
+## 2-core machine; the JSON of each records the machine's cores and load during its run).
 bench: setup
 	$(BIN)/python -m benchmarks.bench_codegen --out benchmarks/results/codegen.json
 	$(BIN)/python -m benchmarks.bench_step --out benchmarks/results/step.json
@@ -69,6 +70,18 @@ bench: setup
 	$(BIN)/python -m benchmarks.bench_verify --out benchmarks/results/verify.json
 	$(BIN)/python -m benchmarks.bench_serve --out benchmarks/results/serve.json
 	$(BIN)/python -m benchmarks.report
+
+## bench-quick: every benchmark's quick form, results and report in a scratch folder (a smoke
+## test, about 5 minutes; benchmarks/results/ and RESULTS.md are left alone).
+bench-quick: setup
+	@out=$$(mktemp -d /tmp/envgen-bench-quick.XXXXXX) && set -e && \
+	$(BIN)/python -m benchmarks.bench_codegen --quick --out $$out/codegen.json && \
+	$(BIN)/python -m benchmarks.bench_step --quick --out $$out/step.json && \
+	$(BIN)/python -m benchmarks.bench_pool --quick --out $$out/pool.json && \
+	$(BIN)/python -m benchmarks.bench_verify --quick --out $$out/verify.json && \
+	$(BIN)/python -m benchmarks.bench_serve --quick --out $$out/serve.json && \
+	$(BIN)/python -m benchmarks.report --results $$out --out $$out/RESULTS.md && \
+	echo "bench-quick: results and RESULTS.md in $$out"
 
 lint: setup
 	$(BIN)/ruff check .

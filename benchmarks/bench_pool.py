@@ -10,22 +10,33 @@ For 16 and 64 envs, each variant steps all of its envs in lock-step rounds for a
 - ``threads``: that many independent ``EchoEnv`` clients, one thread each;
 - ``openenv``: openenv 0.10's own async ``GenericEnvClient``, one per env, each round driven
   with ``asyncio.gather``;
+- at 64 envs, ``pool`` again on four **lean** servers (envgen's own backend, ``--backend
+  lean``), which the pool starts itself through its public API
+  (``provider_options={"command": [...]}``);
 
-and a single ``EchoEnv`` stepping alone gives the per-step client CPU to beat. Reported:
+and a single ``EchoEnv`` stepping alone gives the per-step client CPU to beat; a raw loop
+(a ``websockets`` sync send/recv loop, no deflate, as the generated client's wire) on one
+openenv and one lean server gives each backend's floor in the same run. Reported:
 env-steps per second, client CPU per env-step (``time.process_time``, all threads of this
-process) and the servers' CPU per env-step (their user + system time from ``/proc``), which
-says whether the servers or the client bound the throughput on this machine's cores.
-Variants alternate in rounds; medians.
+process), the servers' CPU per env-step (their user + system time from ``/proc``), and the
+ceiling both put on throughput: cores / (servers' CPU + client CPU per env-step), the
+env-steps per second this machine's cores could give that variant if nothing else ran.
+Variants alternate in rounds; medians. The machine's cores and load average (start, end)
+are recorded beside them.
 Also: the time to start 4 servers with Ray (``RayProvider``, on a local loopback Ray) and
-as local processes.
+as local processes, and the pool's own start.
 
-Targets: pool CPU per env-step <= a single client's per step; pool throughput >= 1.5x the
-threaded clients at 64 envs and >= 2x OpenEnv's client at 64 envs.
+Targets (each a ratio to a rival measured in the same run): pool client CPU per env-step
+<= 0.5x a single client's at 16 and 64 envs; pool throughput at 64 envs >= 2.0x the threaded
+clients and >= 2.0x OpenEnv's async client, all on openenv servers; the pool on lean servers
+at 64 envs >= 3.0x OpenEnv's async client on openenv servers. Beside each throughput target:
+the env-steps/s it needs and the pool's ceiling, so a reader sees whether it is reachable.
 
-    python -m benchmarks.bench_pool [--quick] [--out results.json]
-    python benchmarks/bench_pool.py [--quick] [--out results.json]
+    python -m benchmarks.bench_pool [--quick] [--stepping-only] [--out results.json]
+    python benchmarks/bench_pool.py [--quick] [--stepping-only] [--out results.json]
 
-``--quick`` (about a minute) measures for less time, once; it ends with one JSON line.
+``--quick`` (about two minutes, one minute with ``--stepping-only``) measures for less time,
+once; it ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -48,15 +59,20 @@ from typing import Any
 if __package__ in (None, ""):  # run as `python benchmarks/bench_pool.py`: import as `-m` does
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.machine import MachineState
+
 REPO = Path(__file__).resolve().parent.parent
 MESSAGE = "hello, world"
 SERVERS = 4
 SESSIONS_PER_SERVER = 16
 TARGETS = {
-    "pool_cpu_vs_single_max": 1.0,
-    "pool_vs_threads_at_64_min": 1.5,
+    "pool_cpu_vs_single_max": 0.5,
+    "pool_vs_threads_at_64_min": 2.0,
     "pool_vs_openenv_at_64_min": 2.0,
+    "pool_lean_vs_openenv_at_64_min": 3.0,
 }
+LEAN_ENVS = 64
+"""The env count the pool is also measured at on lean servers."""
 
 
 @dataclass(frozen=True)
@@ -67,21 +83,28 @@ class Settings:
     start_repeats: int
 
 
-FULL = Settings(envs=(16, 64), seconds=6.0, rounds=3, start_repeats=2)
-QUICK = Settings(envs=(16, 64), seconds=2.0, rounds=1, start_repeats=1)
+FULL = Settings(envs=(16, 64), seconds=3.0, rounds=3, start_repeats=1)
+QUICK = Settings(envs=(16, 64), seconds=1.5, rounds=1, start_repeats=1)
 
 
 # --------------------------------------------------------------------------- servers
 
 
-def _local_provider() -> Any:
+def lean_command() -> list[str]:
+    """The env's server command (its ``SPEC``) on envgen's lean backend."""
+    from generated.echo_env import EchoEnv
+
+    return [*EchoEnv.SPEC.server_command, "--backend", "lean"]
+
+
+def _local_provider(command: list[str] | None = None) -> Any:
     from envgen_runtime import LocalProcessProvider
 
     from generated.echo_env import EchoEnv
 
     spec = EchoEnv.SPEC
     return LocalProcessProvider(
-        spec.server_command,
+        command or spec.server_command,
         health_path=spec.health_path,
         startup_timeout_s=180.0,
         cwd=REPO,
@@ -102,10 +125,11 @@ SERVER_PIDS: list[int] = []
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def servers_cpu_s() -> float:
-    """CPU seconds the shared servers have used so far (user + system, from /proc)."""
+def servers_cpu_s(pids: list[int] | None = None) -> float:
+    """CPU seconds ``pids`` (default: the shared servers) have used so far (user + system,
+    from /proc)."""
     total = 0
-    for pid in SERVER_PIDS:
+    for pid in SERVER_PIDS if pids is None else pids:
         try:
             with open(f"/proc/{pid}/stat") as handle:
                 fields = handle.read().rsplit(")", 1)[1].split()
@@ -161,11 +185,12 @@ Sample = tuple[int, float, float, float]
 """env-steps, wall seconds, client CPU seconds, servers' CPU seconds."""
 
 
-def _measure(rounds: Callable[[], int], seconds: float) -> Sample:
-    """Call ``rounds`` (one lock-step round, returns env-steps) until ``seconds`` pass."""
+def _measure(rounds: Callable[[], int], seconds: float, pids: list[int] | None = None) -> Sample:
+    """Call ``rounds`` (one lock-step round, returns env-steps) until ``seconds`` pass;
+    the servers' CPU is that of ``pids`` (default: the shared servers)."""
     for _ in range(3):
         rounds()
-    cpu, wall, server = time.process_time(), time.perf_counter(), servers_cpu_s()
+    cpu, wall, server = time.process_time(), time.perf_counter(), servers_cpu_s(pids)
     deadline = wall + seconds
     steps = 0
     while time.perf_counter() < deadline:
@@ -174,7 +199,7 @@ def _measure(rounds: Callable[[], int], seconds: float) -> Sample:
         steps,
         time.perf_counter() - wall,
         time.process_time() - cpu,
-        servers_cpu_s() - server,
+        servers_cpu_s(pids) - server,
     )
 
 
@@ -207,6 +232,54 @@ def run_pool(urls: list[str], envs: int, seconds: float) -> Sample:
             return envs
 
         return _measure(one, seconds)
+
+
+def run_pool_lean(envs: int, seconds: float) -> Sample:
+    """The pool on lean servers it starts itself (``provider_options``), then stops."""
+    from generated.echo_env import EchoAction, EchoEnvPool
+
+    actions = [EchoAction(message=MESSAGE)] * envs
+    with EchoEnvPool(
+        envs,
+        provider_options={"command": lean_command(), "cwd": str(REPO)},
+        sessions_per_server=SESSIONS_PER_SERVER,
+    ) as pool:
+        pool.reset()
+        pids = [provider.pid for provider in pool.servers]  # type: ignore[attr-defined]
+
+        def one() -> int:
+            results = pool.step(actions)
+            if not all(result.ok for result in results):
+                raise RuntimeError(next(r.error for r in results if not r.ok))
+            return envs
+
+        return _measure(one, seconds, pids)
+
+
+def run_raw(url: str, pids: list[int], seconds: float) -> Sample:
+    """The raw loop (bench_step's ``websockets`` sync loop, no deflate) on one server."""
+    from benchmarks.bench_step import RawWebSocketStepper
+
+    stepper = RawWebSocketStepper(url, deflate=False)
+    try:
+
+        def one() -> int:
+            stepper.step()
+            return 1
+
+        return _measure(one, seconds, pids)
+    finally:
+        stepper.close()
+
+
+def run_raw_lean(seconds: float) -> Sample:
+    """The raw loop on a lean server started for it (and stopped after)."""
+    provider = _local_provider(lean_command())
+    try:
+        provider.start()
+        return run_raw(provider.base_url, [provider.pid], seconds)
+    finally:
+        provider.stop()
 
 
 def run_threads(urls: list[str], envs: int, seconds: float) -> Sample:
@@ -262,40 +335,69 @@ def run_openenv(urls: list[str], envs: int, seconds: float) -> Sample:
     return asyncio.run(main())
 
 
-def _row(variant: str, envs: int, samples: list[Sample]) -> dict[str, Any]:
+def ceiling_steps_per_s(cores: int, server_cpu_us: float, client_cpu_us: float) -> float:
+    """The env-steps per second ``cores`` can give at these CPU costs per env-step (servers'
+    and client's): the bound on throughput if nothing else ran on the machine."""
+    return round(cores * 1e6 / max(server_cpu_us + client_cpu_us, 1e-9), 1)
+
+
+def _row(
+    variant: str, envs: int, backend: str, samples: list[Sample], cores: int
+) -> dict[str, Any]:
     rates = [steps / wall for steps, wall, _, _ in samples]
     cpus = [cpu / max(steps, 1) * 1e6 for steps, _, cpu, _ in samples]
     server_cpus = [server / max(steps, 1) * 1e6 for steps, _, _, server in samples]
-    return {
+    row: dict[str, Any] = {
         "variant": variant,
         "envs": envs,
-        "servers": SERVERS if variant != "single" else 1,
+        "backend": backend,
+        "servers": 1 if envs == 1 else SERVERS,
         "steps": sum(steps for steps, _, _, _ in samples),
         "steps_per_s": round(statistics.median(rates), 1),
         "cpu_per_step_us": round(statistics.median(cpus), 1),
         "server_cpu_per_step_us": round(statistics.median(server_cpus), 1),
     }
+    row["ceiling_steps_per_s"] = ceiling_steps_per_s(
+        cores, row["server_cpu_per_step_us"], row["cpu_per_step_us"]
+    )
+    return row
+
+
+Variant = tuple[str, int, str]
+"""variant, envs, server backend."""
 
 
 def measure_stepping(urls: list[str], settings: Settings) -> list[dict[str, Any]]:
-    samples: dict[tuple[str, int], list[Sample]] = {}
+    samples: dict[Variant, list[Sample]] = {}
+    seconds = settings.seconds
+    singles: dict[Variant, Callable[[], Sample]] = {
+        ("single", 1, "openenv"): lambda: run_single(urls[0], seconds),
+        ("raw", 1, "openenv"): lambda: run_raw(urls[0], SERVER_PIDS[:1], seconds),
+        ("raw", 1, "lean"): lambda: run_raw_lean(seconds),
+    }
     runners: dict[str, Callable[[int], Sample]] = {
-        "pool": lambda n: run_pool(urls, n, settings.seconds),
-        "threads": lambda n: run_threads(urls, n, settings.seconds),
-        "openenv": lambda n: run_openenv(urls, n, settings.seconds),
+        "pool": lambda n: run_pool(urls, n, seconds),
+        "threads": lambda n: run_threads(urls, n, seconds),
+        "openenv": lambda n: run_openenv(urls, n, seconds),
     }
     for _ in range(settings.rounds):
-        samples.setdefault(("single", 1), []).append(run_single(urls[0], settings.seconds))
-        _settle()
+        for key, single in singles.items():
+            samples.setdefault(key, []).append(single())
+            _settle()
         for envs in settings.envs:
             for variant, runner in runners.items():
-                samples.setdefault((variant, envs), []).append(runner(envs))
+                samples.setdefault((variant, envs, "openenv"), []).append(runner(envs))
                 _settle()
-    rows = [_row(variant, envs, got) for (variant, envs), got in samples.items()]
+            if envs == LEAN_ENVS:
+                samples.setdefault(("pool", envs, "lean"), []).append(run_pool_lean(envs, seconds))
+                _settle()
+    cores = os.cpu_count() or 1
+    rows = [_row(*key, got, cores) for key, got in samples.items()]
     for row in rows:
         print(
-            f"  {row['variant']:>8} {row['envs']:>3} envs: {row['steps_per_s']:>8.1f} "
-            f"env-steps/s, {row['cpu_per_step_us']:>7.1f} us client and "
+            f"  {row['variant']:>8} {row['envs']:>3} envs on {row['backend']:>7}: "
+            f"{row['steps_per_s']:>8.1f} env-steps/s (ceiling {row['ceiling_steps_per_s']:>7.1f}), "
+            f"{row['cpu_per_step_us']:>7.1f} us client and "
             f"{row['server_cpu_per_step_us']:>7.1f} us server CPU/env-step",
             flush=True,
         )
@@ -399,29 +501,70 @@ def measure_startup(settings: Settings) -> dict[str, Any]:
 # --------------------------------------------------------------------------- verdicts
 
 
-def headline(rows: list[dict[str, Any]], startup: dict[str, Any]) -> dict[str, Any]:
-    by = {(r["variant"], r["envs"]): r for r in rows}
-    single = by[("single", 1)]
+def throughput_target(pool: dict[str, Any], rival: dict[str, Any], target: float) -> dict[str, Any]:
+    """The pool's env-steps/s over ``rival``'s against ``target``, and whether the machine
+    could reach it: the env-steps/s the target needs, beside the pool's ceiling (cores over
+    the pool's servers' + client CPU per env-step)."""
+    ratio = round(pool["steps_per_s"] / max(rival["steps_per_s"], 1e-9), 2)
+    needed = round(target * rival["steps_per_s"], 1)
+    ceiling = pool.get("ceiling_steps_per_s")
+    return {
+        "ratio": ratio,
+        "target": target,
+        "met": ratio >= target,
+        "needed_steps_per_s": needed,
+        "ceiling_steps_per_s": ceiling,
+        "reachable": None if ceiling is None else needed <= ceiling,
+    }
+
+
+def headline(rows: list[dict[str, Any]], startup: dict[str, Any] | None) -> dict[str, Any]:
+    by = {(r["variant"], r["envs"], r.get("backend", "openenv")): r for r in rows}
+    single = by[("single", 1, "openenv")]
     out: dict[str, Any] = {"benchmark": "pool", "single_cpu_per_step_us": single["cpu_per_step_us"]}
     met: dict[str, bool] = {}
-    for envs in sorted({r["envs"] for r in rows if r["variant"] == "pool"}):
-        pool, threads, openenv = by[("pool", envs)], by[("threads", envs)], by[("openenv", envs)]
+    pool_envs = sorted({r["envs"] for r in rows if r["variant"] == "pool"})
+    for envs in pool_envs:
+        if ("pool", envs, "openenv") not in by:
+            continue
+        pool = by[("pool", envs, "openenv")]
+        threads, openenv = by[("threads", envs, "openenv")], by[("openenv", envs, "openenv")]
         out[f"pool_{envs}_steps_per_s"] = pool["steps_per_s"]
         out[f"pool_{envs}_cpu_per_step_us"] = pool["cpu_per_step_us"]
+        cpu_ratio = round(pool["cpu_per_step_us"] / max(single["cpu_per_step_us"], 1e-9), 2)
+        out[f"pool_cpu_vs_single_{envs}"] = cpu_ratio
         out[f"pool_vs_threads_{envs}"] = round(pool["steps_per_s"] / threads["steps_per_s"], 2)
         out[f"pool_vs_openenv_{envs}"] = round(pool["steps_per_s"] / openenv["steps_per_s"], 2)
-        met[f"pool_cpu_{envs}"] = (
-            pool["cpu_per_step_us"] <= single["cpu_per_step_us"] * TARGETS["pool_cpu_vs_single_max"]
+        met[f"pool_cpu_{envs}"] = cpu_ratio <= TARGETS["pool_cpu_vs_single_max"]
+    throughput: dict[str, dict[str, Any]] = {}
+    if ("pool", 64, "openenv") in by:
+        pool, threads = by[("pool", 64, "openenv")], by[("threads", 64, "openenv")]
+        openenv = by[("openenv", 64, "openenv")]
+        throughput["pool_vs_threads_64"] = throughput_target(
+            pool, threads, TARGETS["pool_vs_threads_at_64_min"]
         )
-    if ("pool", 64) in by:
-        met["pool_vs_threads_64"] = (
-            out["pool_vs_threads_64"] >= TARGETS["pool_vs_threads_at_64_min"]
+        throughput["pool_vs_openenv_64"] = throughput_target(
+            pool, openenv, TARGETS["pool_vs_openenv_at_64_min"]
         )
-        met["pool_vs_openenv_64"] = (
-            out["pool_vs_openenv_64"] >= TARGETS["pool_vs_openenv_at_64_min"]
+    if ("pool", 64, "lean") in by and ("openenv", 64, "openenv") in by:
+        lean = by[("pool", 64, "lean")]
+        out["pool_lean_64_steps_per_s"] = lean["steps_per_s"]
+        out["pool_lean_64_cpu_per_step_us"] = lean["cpu_per_step_us"]
+        throughput["pool_lean_vs_openenv_64"] = throughput_target(
+            lean, by[("openenv", 64, "openenv")], TARGETS["pool_lean_vs_openenv_at_64_min"]
         )
-    out["start_local_s"] = startup["local_processes_s"]
-    out["start_ray_s"] = startup["ray_actors_s"]
+    for key, verdict in throughput.items():
+        out[key] = verdict["ratio"]
+        met[key] = verdict["met"]
+    out["throughput_targets"] = throughput
+    for backend in ("openenv", "lean"):
+        raw = by.get(("raw", 1, backend))
+        if raw is not None:  # each backend's floor: no client code, one session
+            out[f"raw_{backend}_cpu_per_step_us"] = raw["cpu_per_step_us"]
+            out[f"raw_{backend}_server_cpu_per_step_us"] = raw["server_cpu_per_step_us"]
+    if startup is not None:
+        out["start_local_s"] = startup["local_processes_s"]
+        out["start_ray_s"] = startup["ray_actors_s"]
     out["targets"] = TARGETS
     out["met"] = met
     out["all_met"] = all(met.values())
@@ -430,16 +573,22 @@ def headline(rows: list[dict[str, Any]], startup: dict[str, Any]) -> dict[str, A
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="shorter runs, once (about 1 min)")
+    parser.add_argument("--quick", action="store_true", help="shorter runs, once (about 2 min)")
+    parser.add_argument(
+        "--stepping-only",
+        action="store_true",
+        help="skip the start-up figures (local processes, Ray, the pool's own start)",
+    )
     parser.add_argument("--out", type=Path, help="also write the results as JSON here")
     args = parser.parse_args(argv)
     settings = QUICK if args.quick else FULL
+    machine = MachineState()
     began = time.perf_counter()
     print(f"starting {SERVERS} echo_env WebSocket servers ...", flush=True)
     with serving() as urls:
         print(f"servers up after {time.perf_counter() - began:.1f} s", flush=True)
         rows = measure_stepping(urls, settings)
-    startup = measure_startup(settings)
+    startup = None if args.stepping_only else measure_startup(settings)
     head = headline(rows, startup)
     head["quick"] = args.quick
     head["elapsed_s"] = round(time.perf_counter() - began, 1)
@@ -450,6 +599,7 @@ def main(argv: list[str] | None = None) -> int:
             "stepping": rows,
             "startup": startup,
             "headline": head,
+            "machine": machine.record(),
         }
         args.out.write_text(json.dumps(document, indent=2) + "\n")
     print(json.dumps(head))

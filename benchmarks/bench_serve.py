@@ -10,7 +10,9 @@ The same env (examples/echo_env) served by ``--backend openenv`` (openenv 0.10's
 
 Targets (issue 24): lean ready <= 1.0 s; lean server CPU per step <= 0.4x openenv's.
 
-    python -m benchmarks.bench_serve [--runs 5] [--steps 2000] [--out results.json]
+    python -m benchmarks.bench_serve [--quick | --runs 5 --steps 2000] [--out results.json]
+
+``--quick`` (about 15 s): one run of each backend, 300 steps.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+if __package__ in (None, ""):  # run as `python benchmarks/bench_serve.py`: import as `-m` does
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.machine import MachineState
 
 REPO = Path(__file__).resolve().parent.parent
 BACKENDS = ("openenv", "lean")
@@ -115,9 +122,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--quick", action="store_true", help="one run each, 300 steps (~15 s)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    results = run(args.runs, args.steps)
+    machine = MachineState()
+    began = time.perf_counter()
+    results = run(1, 300) if args.quick else run(args.runs, args.steps)
+    results["quick"] = args.quick
+    results["elapsed_s"] = round(time.perf_counter() - began, 1)
+    results["machine"] = machine.record()
     text = json.dumps(results, indent=2)
     if args.out:
         args.out.write_text(text + "\n")

@@ -73,3 +73,11 @@ def test_bench_verify_quick_as_a_script_verifies_echo_env(tmp_path: Path) -> Non
     (row,) = json.loads(out.read_text())["rows"]
     assert row["env"] == "echo_env" and row["ok"] and row["episodes"] >= 10
     assert json.loads(proc.stdout.splitlines()[-1])["all_within_target"] is True
+
+
+@pytest.mark.parametrize("how", ["module", "script"])
+def test_bench_serve_has_a_quick_form_either_way(how: str, tmp_path: Path) -> None:
+    cwd = REPO if how == "module" else tmp_path
+    proc = _run(how, "bench_serve", "--help", cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    assert "--quick" in proc.stdout

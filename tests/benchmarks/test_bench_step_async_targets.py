@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchmarks.bench_step import MODELS_REF, PYDANTIC_REF, TARGETS, async_vs_sync, headline
-from benchmarks.report import _async_targets, step_section
+from benchmarks.bench_step import FLOOR_NAME, PYDANTIC_REF, TARGETS, async_vs_sync, headline
+from benchmarks.report import _async_targets, _import_targets, step_section
 from tests.helpers import REPO
 
 
@@ -71,8 +71,8 @@ GENERATED = [
 ]
 
 
-def test_headline_relates_the_client_import_to_pydantics_own_in_the_same_run() -> None:
-    fresh = {
+def _fresh_with_floor(rounds: list[tuple[float, float]]) -> dict[str, Any]:
+    return {
         "rows": [
             {"transport": t, "client": "generated", "import_ms": ms, "first_observation_ms": 250.0}
             for t, ms in (("http", 200.0), ("websocket", 220.0))
@@ -80,20 +80,50 @@ def test_headline_relates_the_client_import_to_pydantics_own_in_the_same_run() -
         "reference_imports": [
             {"module": "requests", "import_ms": 10.0},
             {"module": PYDANTIC_REF, "import_ms": 140.0},
-            {"module": MODELS_REF, "import_ms": 180.5},
         ],
+        "import_floor": {
+            "module": FLOOR_NAME,
+            "runs": len(rounds),
+            "import_ms": 170.0,
+            "rounds": [{"generated_ms": g, "floor_ms": f} for g, f in rounds],
+        },
     }
+
+
+def test_the_import_target_is_the_median_per_round_difference_over_the_floor() -> None:
+    # Per round: generated - floor = 30, 45, 35 -> 35 (not 210 - 170 = 40 from the medians)
+    fresh = _fresh_with_floor([(200.0, 170.0), (260.0, 215.0), (190.0, 155.0)])
     head = headline(GENERATED, fresh, ROWS)
     assert head["import_ms"] == 210.0
     assert head["import_vs_pydantic"] == 1.5
-    assert head["import_over_models_ms"] == 29.5
+    assert head["import_floor_ms"] == 170.0
+    assert head["import_over_floor_ms"] == 35.0
+    assert head["met"]["import_over_floor"] is True
+    assert "import" not in head["met"]  # the absolute target is retired
+    late = headline(GENERATED, _fresh_with_floor([(220.0, 170.0), (230.0, 185.0)]), ROWS)
+    assert late["import_over_floor_ms"] == 47.5
+    assert late["met"]["import_over_floor"] is False
+
+
+def test_the_report_states_the_import_target_as_a_difference_over_the_floor() -> None:
     recorded = json.loads((REPO / "benchmarks/results/step.json").read_text())
-    recorded["headline"].update(head)
-    # the targets' line (the reference imports' table names the same script in its own row)
-    (line,) = [
-        x for x in step_section(recorded) if x.startswith("- the same import over pydantic d")
-    ]
-    assert line.endswith("in this run: +29.5 ms")
+    fresh = _fresh_with_floor([(200.0, 150.0), (210.0, 165.0), (205.0, 160.0)])
+    recorded["fresh"] = fresh
+    recorded["headline"] = headline(GENERATED, fresh, ROWS)
+    lines = step_section(recorded)
+    (line,) = [x for x in lines if x.startswith("- import of a generated client")]
+    assert line == (
+        "- import of a generated client: 210.0 ms, +45.0 ms over its floor (170.0 ms: the same "
+        "models by hand on pydantic; the median of the per-round differences) (target "
+        "generated - floor <= 40.0 ms): **missed**"
+    )
+    assert f"| {FLOOR_NAME} (the import floor) | 170.0 |" in lines
+
+
+def test_results_from_before_the_floor_keep_their_absolute_import_line() -> None:
+    head = {"import_ms": 72.5}
+    lines = _import_targets(head, {"import_ms_max": 150.0}, {"import": True})
+    assert lines == ["- import of a generated client: 72.5 ms (target <= 150.0 ms): met"]
 
 
 def test_concurrency_rows_are_medians_of_interleaved_rounds(monkeypatch: Any) -> None:
