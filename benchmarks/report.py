@@ -498,7 +498,7 @@ def serve_section(data: dict[str, Any]) -> list[str]:
         "",
         f"- lean ready: {lean['ready_s']:.2f} s (target <= 1.0 s): "
         f"{_verdict(lean['ready_s'] <= 1.0)} ({ready:.2f}x openenv's)",
-        f"- lean server CPU per step: {cpu:.2f}x openenv's (target <= 0.4x): "
+        f"- lean server CPU per step: {cpu:.3f}x openenv's (target <= 0.4x): "
         f"{_verdict(cpu <= 0.4)}",
     ]
 

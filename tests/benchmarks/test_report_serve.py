@@ -20,4 +20,4 @@ def test_the_section_states_each_target_and_its_verdict() -> None:
     lines = serve_section(data)
     assert "| lean | 0.25 s | 90 us |" in lines
     assert "- lean ready: 0.25 s (target <= 1.0 s): met (0.10x openenv's)" in lines
-    assert "- lean server CPU per step: 0.45x openenv's (target <= 0.4x): **missed**" in lines
+    assert "- lean server CPU per step: 0.450x openenv's (target <= 0.4x): **missed**" in lines
