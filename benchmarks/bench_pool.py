@@ -10,6 +10,8 @@ For 16 and 64 envs, each variant steps all of its envs in lock-step rounds for a
 - ``threads``: that many independent ``EchoEnv`` clients, one thread each;
 - ``openenv``: openenv 0.10's own async ``GenericEnvClient``, one per env, each round driven
   with ``asyncio.gather``;
+- ``floor``: the same rounds on raw sockets (``lockstep_floor``: fixed frames, no websockets
+  protocol, JSON or models), what no pool code could go below;
 - at 64 envs, ``pool`` again on four **lean** servers (envgen's own backend, ``--backend
   lean``), which the pool starts itself through its public API
   (``provider_options={"command": [...]}``);
@@ -272,6 +274,17 @@ def run_raw(url: str, pids: list[int], seconds: float) -> Sample:
         stepper.close()
 
 
+def run_floor(urls: list[str], envs: int, seconds: float) -> Sample:
+    """The pool's floor (``lockstep_floor``): raw lock-step rounds over ``envs`` sessions."""
+    from benchmarks.lockstep_floor import LockstepFloor
+
+    floor = LockstepFloor(urls, envs, MESSAGE)
+    try:
+        return _measure(floor.round, seconds)
+    finally:
+        floor.close()
+
+
 def run_raw_lean(seconds: float) -> Sample:
     """The raw loop on a lean server started for it (and stopped after)."""
     provider = _local_provider(lean_command())
@@ -377,6 +390,7 @@ def measure_stepping(urls: list[str], settings: Settings) -> list[dict[str, Any]
     }
     runners: dict[str, Callable[[int], Sample]] = {
         "pool": lambda n: run_pool(urls, n, seconds),
+        "floor": lambda n: run_floor(urls, n, seconds),
         "threads": lambda n: run_threads(urls, n, seconds),
         "openenv": lambda n: run_openenv(urls, n, seconds),
     }
@@ -536,6 +550,9 @@ def headline(rows: list[dict[str, Any]], startup: dict[str, Any] | None) -> dict
         out[f"pool_vs_threads_{envs}"] = round(pool["steps_per_s"] / threads["steps_per_s"], 2)
         out[f"pool_vs_openenv_{envs}"] = round(pool["steps_per_s"] / openenv["steps_per_s"], 2)
         met[f"pool_cpu_{envs}"] = cpu_ratio <= TARGETS["pool_cpu_vs_single_max"]
+        floor = by.get(("floor", envs, "openenv"))
+        if floor is not None:  # raw lock-step rounds: what is not the pool's own code
+            out[f"floor_{envs}_cpu_per_step_us"] = floor["cpu_per_step_us"]
     throughput: dict[str, dict[str, Any]] = {}
     if ("pool", 64, "openenv") in by:
         pool, threads = by[("pool", 64, "openenv")], by[("threads", 64, "openenv")]

@@ -352,7 +352,9 @@ def pool_section(data: dict[str, Any]) -> list[str]:
         "with `asyncio.gather`; `single` = one `EchoEnv` alone"
         + (
             "; `raw` = a `websockets` sync send/recv loop (no deflate, the generated client's "
-            "wire) on one server, each backend's floor. The lean servers of `pool` on lean are "
+            "wire) on one server, each backend's floor; `floor` = the pool's floor, the same "
+            "lock-step rounds on raw sockets (`benchmarks/lockstep_floor.py`: fixed frames, "
+            "no websockets protocol, JSON or models). The lean servers of `pool` on lean are "
             "started by the pool itself (`provider_options={'command': [..., '--backend', "
             "'lean']}`)"
             if ceilings
@@ -422,6 +424,13 @@ def pool_targets(head: dict[str, Any]) -> list[str]:
             f" us vs a single client's {head['single_cpu_per_step_us']} us (target <= "
             f"{targets['pool_cpu_vs_single_max']}x): {_verdict(met[key])}"
         )
+        floor = head.get(f"floor_{envs}_cpu_per_step_us")
+        if floor is not None:
+            own = round(head[f"pool_{envs}_cpu_per_step_us"] - floor, 1)
+            lines.append(
+                f"  - the floor, raw lock-step rounds over as many sessions (`floor`: no "
+                f"client code), costs {floor} us: the pool's own code is the other {own} us"
+            )
     detail = head.get("throughput_targets", {})
     for key, text in _THROUGHPUT_TARGETS.items():
         if key not in met:

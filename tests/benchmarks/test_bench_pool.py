@@ -160,3 +160,16 @@ def test_the_report_renders_every_target_and_the_lean_row() -> None:
     assert any(line.startswith("Machine during the run: 2 cores; load average") for line in lines)
     verdicts = [line for line in lines if line.startswith("- pool ")]
     assert len(verdicts) == len(head["met"])
+
+
+def test_the_pools_floor_is_stated_under_its_cpu_target() -> None:
+    rows = [*ROWS, _row("floor", 64, "openenv", 9000.0, 12.5, 150.0)]
+    head = headline(rows, None)
+    assert head["floor_64_cpu_per_step_us"] == 12.5
+    assert "floor_16_cpu_per_step_us" not in head  # not measured at 16 here
+    lines = pool_targets(head)
+    at_64 = lines.index(next(line for line in lines if "CPU/env-step at 64 envs" in line))
+    assert lines[at_64 + 1] == (
+        "  - the floor, raw lock-step rounds over as many sessions (`floor`: no client code), "
+        "costs 12.5 us: the pool's own code is the other 47.5 us"
+    )
