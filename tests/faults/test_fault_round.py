@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from envgen_runtime import EnvgenRuntimeError, StepResult
@@ -87,3 +87,25 @@ def test_a_fault_in_a_round_stays_in_its_slot(faultserver: str, fault: str) -> N
             if step is not None:
                 assert isinstance(replies[index], StepResult), replies[index]
                 assert replies[index].observation.step == step
+
+
+@pytest.mark.parametrize("transport", ["websocket", "http"])
+def test_a_cancelled_round_drops_its_sessions_and_frees_their_turns(
+    faultserver: str, transport: str
+) -> None:
+    row = next(r for r in ROUND_ROWS if r.fault == "slow" and r.transport == transport)
+
+    async def scenario() -> tuple[bool, Any]:
+        async with AsyncCounterEnv(fault_url(faultserver, "slow", "step"), **_options(row)) as env:
+            await env.reset()
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.2):
+                    await step_round([(_slot(env), HI)])
+            transport_ = cast("Any", env.transport)
+            # the late reply must never be read: the session (WebSocket) or connection is gone
+            lost = transport_.session_lost if transport == "websocket" else transport_._conn is None
+            return lost, await env.reset()  # the turn is free: a reset goes through
+
+    lost, result = asyncio.run(scenario())
+    assert lost
+    assert result.observation.step == 0
