@@ -18,6 +18,7 @@ what generated packages call at import to refuse a runtime they do not fit.
 from .client.aio import AsyncClientStart, AsyncEnvClient
 from .client.retry import RetryPolicy
 from .client.sync import EnvClient
+from .client.tools import AsyncToolbox, Toolbox, ToolResult, ToolSpec
 from .compat import API_VERSION, __version__, check_generated
 from .core.codec import EnvModel, ModelCodec
 from .core.errors import (
@@ -34,6 +35,7 @@ from .core.errors import (
     ServerError,
     ServerValidationError,
     SessionLostError,
+    ToolError,
     ValidationIssue,
 )
 from .core.result import StepResult
@@ -58,6 +60,7 @@ __all__ = [
     "AsyncEnvClient",
     "AsyncEnvPool",
     "AsyncHttpTransport",
+    "AsyncToolbox",
     "AsyncTransport",
     "AsyncWebSocketTransport",
     "EnvClient",
@@ -88,6 +91,10 @@ __all__ = [
     "SlotLostError",
     "SlotResult",
     "StepResult",
+    "ToolError",
+    "ToolResult",
+    "ToolSpec",
+    "Toolbox",
     "Transport",
     "ValidationIssue",
     "WebSocketTransport",
