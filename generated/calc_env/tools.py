@@ -53,7 +53,7 @@ __all__ = [
     "StatsCall",
 ]
 
-_TOOL_ADD: ToolSpec[AddResult] = ToolSpec(
+_TOOL_add: ToolSpec[AddResult] = ToolSpec(
     "add",
     ModelCodec(AddArguments, "add arguments"),
     ModelCodec(AddResult, "add result"),
@@ -63,7 +63,7 @@ _TOOL_ADD: ToolSpec[AddResult] = ToolSpec(
     },
 )
 
-_TOOL_DIVIDE: ToolSpec[DivideResult] = ToolSpec(
+_TOOL_divide: ToolSpec[DivideResult] = ToolSpec(
     "divide",
     ModelCodec(DivideArguments, "divide arguments"),
     ModelCodec(DivideResult, "divide result"),
@@ -71,7 +71,7 @@ _TOOL_DIVIDE: ToolSpec[DivideResult] = ToolSpec(
     defaults={},
 )
 
-_TOOL_FORMAT_NUMBER: ToolSpec[ToolResult] = ToolSpec(
+_TOOL_format_number: ToolSpec[ToolResult] = ToolSpec(
     "format-number",
     ModelCodec(FormatNumberArguments, "format-number arguments"),
     ModelCodec(ToolResult, "format-number result"),
@@ -81,7 +81,7 @@ _TOOL_FORMAT_NUMBER: ToolSpec[ToolResult] = ToolSpec(
     },
 )
 
-_TOOL_STATS: ToolSpec[StatsResult] = ToolSpec(
+_TOOL_stats: ToolSpec[StatsResult] = ToolSpec(
     "stats",
     ModelCodec(StatsArguments, "stats arguments"),
     ModelCodec(StatsResult, "stats result"),
@@ -132,12 +132,12 @@ CalcToolCall: TypeAlias = Annotated[
 ]
 """A call of any one tool: parses a policy's JSON into the typed call of the tool it names."""
 
-_TOOL_CALL: ModelCodec[CalcToolCall] = ModelCodec(CalcToolCall, "tool call")
+_CALLS: ModelCodec[CalcToolCall] = ModelCodec(CalcToolCall, "tool call")
 _SPECS: dict[str, ToolSpec[Any]] = {
-    "add": _TOOL_ADD,
-    "divide": _TOOL_DIVIDE,
-    "format-number": _TOOL_FORMAT_NUMBER,
-    "stats": _TOOL_STATS,
+    "add": _TOOL_add,
+    "divide": _TOOL_divide,
+    "format-number": _TOOL_format_number,
+    "stats": _TOOL_stats,
 }
 
 
@@ -148,7 +148,7 @@ def _tool_action(name: str, arguments: dict[str, Any]) -> CalcAction:
 
 def _parse_call(value: str | bytes | dict[str, Any]) -> CalcToolCall:
     data = json.loads(value) if isinstance(value, str | bytes) else value
-    return _TOOL_CALL.decode(data, strict=False)
+    return _CALLS.decode(data, strict=False)
 
 
 class CalcTools(Toolbox):
@@ -197,7 +197,7 @@ class CalcTools(Toolbox):
         - a (required)
         - b (default 0.0)
         """
-        return self._call(_TOOL_ADD, {"a": a, "b": b})
+        return self._call(_TOOL_add, {"a": a, "b": b})
 
     def divide(
         self,
@@ -213,7 +213,7 @@ class CalcTools(Toolbox):
         - numerator (required)
         - denominator (required)
         """
-        return self._call(_TOOL_DIVIDE, {"numerator": numerator, "denominator": denominator})
+        return self._call(_TOOL_divide, {"numerator": numerator, "denominator": denominator})
 
     def format_number(
         self,
@@ -229,7 +229,7 @@ class CalcTools(Toolbox):
         - value (required)
         - digits (default 2)
         """
-        return self._call(_TOOL_FORMAT_NUMBER, {"value": value, "digits": digits})
+        return self._call(_TOOL_format_number, {"value": value, "digits": digits})
 
     def stats(
         self,
@@ -243,7 +243,7 @@ class CalcTools(Toolbox):
 
         - values (required)
         """
-        return self._call(_TOOL_STATS, {"values": values})
+        return self._call(_TOOL_stats, {"values": values})
 
 
 class AsyncCalcTools(AsyncToolbox):
@@ -288,7 +288,7 @@ class AsyncCalcTools(AsyncToolbox):
         - a (required)
         - b (default 0.0)
         """
-        return await self._call(_TOOL_ADD, {"a": a, "b": b})
+        return await self._call(_TOOL_add, {"a": a, "b": b})
 
     async def divide(
         self,
@@ -304,7 +304,7 @@ class AsyncCalcTools(AsyncToolbox):
         - numerator (required)
         - denominator (required)
         """
-        return await self._call(_TOOL_DIVIDE, {"numerator": numerator, "denominator": denominator})
+        return await self._call(_TOOL_divide, {"numerator": numerator, "denominator": denominator})
 
     async def format_number(
         self,
@@ -320,7 +320,7 @@ class AsyncCalcTools(AsyncToolbox):
         - value (required)
         - digits (default 2)
         """
-        return await self._call(_TOOL_FORMAT_NUMBER, {"value": value, "digits": digits})
+        return await self._call(_TOOL_format_number, {"value": value, "digits": digits})
 
     async def stats(
         self,
@@ -334,4 +334,4 @@ class AsyncCalcTools(AsyncToolbox):
 
         - values (required)
         """
-        return await self._call(_TOOL_STATS, {"values": values})
+        return await self._call(_TOOL_stats, {"values": values})

@@ -4,8 +4,9 @@ Each tool's arguments model (made by datamodel-code-generator from its `inputSch
 back with `reset_params.reset_signature`, so a method's keyword arguments are exactly the
 model's fields, required first, with the schema's literal defaults; the model still checks
 every constraint before anything is sent. Names are mapped as fields are: a tool name that is
-not an identifier, is a keyword or clashes with the namespace's own names gets a Python name
-(`format-number` -> `format_number`) and keeps its wire name; an argument keeps the name
+not an identifier, is a keyword, starts with `_` or clashes with the namespace's own names
+gets a Python name (`format-number` -> `format_number`, `_x` -> `tool_x`, `call` ->
+`call_`) and keeps its wire name; an argument keeps the name
 its model field has (`fix_field_names` already mapped it) unless it is `self`. Each mapping
 is listed in `renames`, which the module docstring and README report.
 """
@@ -72,7 +73,7 @@ def tool_context(env: EnvInput, models_source: str) -> dict[str, Any]:
             ToolMethod(
                 wire=tool.name,
                 method=method,
-                const="_TOOL_" + method.upper().lstrip("_"),
+                const="_TOOL_" + method,
                 arguments=arguments,
                 result=result,
                 call=arguments.removesuffix("Arguments") + "Call",
@@ -104,6 +105,8 @@ def tool_exports(context: dict[str, Any]) -> list[str]:
 
 def _method_name(tool: ToolInput, taken: set[str]) -> str:
     name = python_name(tool.name)
+    if name.startswith("_"):  # the base class's own attributes are private: keep clear
+        name = "tool" + name
     if name in TOOLBOX_NAMES:
         name += "_"
     if name in taken:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator.errors import InputError, ManifestError
+from generator.errors import InputError, ManifestError, SchemaError
 from generator.schema.manifest import Manifest, check_env_name, load_manifest
 
 if TYPE_CHECKING:
@@ -136,11 +136,22 @@ def load_env(layout: Layout, name: str) -> EnvInput:
     found = load_tools(env_dir, layout.display)
     bundler = Bundler(layout.schemas, layout.root)
     bundler.preload(found.documents)
-    embedded = {}
+    embedded: dict[str, tuple[Path, str]] = {}
     for tool in found.tools:
-        embedded[tool_model_name(tool.name, "Arguments")] = (tool.path, tool.input_pointer)
-        if tool.output_pointer is not None:
-            embedded[tool_model_name(tool.name, "Result")] = (tool.path, tool.output_pointer)
+        roots = [("Arguments", tool.input_pointer), ("Result", tool.output_pointer)]
+        for kind, pointer in roots:
+            if pointer is None:
+                continue
+            model = tool_model_name(tool.name, kind)
+            if model in embedded:
+                raise SchemaError(
+                    f"tool {tool.name!r} needs the model name {model!r}, which another "
+                    "tool's name gives too",
+                    file=tool.display,
+                    pointer=pointer,
+                    hint="rename one of the tools",
+                )
+            embedded[model] = (tool.path, pointer)
     bundle = bundler.bundle(role_files, role_names, embedded)
     sources = tuple([layout.display(manifest_path), *bundle.sources])
     return EnvInput(
