@@ -20,11 +20,14 @@ from typing import Any
 
 from fastmcp import FastMCP
 from openenv.core.env_server.mcp_environment import MCPEnvironment
-from openenv.core.env_server.types import Observation, State
+from openenv.core.env_server.types import EnvironmentMetadata, Observation, State
 from pydantic import BaseModel, Field
+
+from generated.calc_env import CalcEnv
 
 NAME = "calc_env"
 DESCRIPTION = "A calculator tool environment: add, divide, stats and format-number."
+VERSION = CalcEnv.SPEC.version  # env.toml's, through `envgen generate`
 MAX_CONCURRENT_ENVS = 8
 
 
@@ -94,6 +97,9 @@ class CalcEnvironment(MCPEnvironment):
     def state(self) -> State:
         return self._state
 
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(name=NAME, description=DESCRIPTION, version=VERSION)
+
 
 def build_app(protocol: str = "websocket") -> Any:
     """calc_env's app. `websocket`: openenv's own (`/ws`, a fresh environment per `POST
@@ -112,6 +118,7 @@ def build_app(protocol: str = "websocket") -> Any:
             State,
             name=NAME,
             description=DESCRIPTION,
+            version=VERSION,
         )
     from openenv.core.env_server.http_server import create_app
 
