@@ -14,11 +14,14 @@ from collections.abc import Iterator
 
 import pytest
 from envgen_runtime import (
+    EnvModel,
     EnvValidationError,
     LocalProcessProvider,
+    ModelCodec,
     ServerError,
     ToolError,
     ToolResult,
+    ToolSpec,
 )
 
 from generated.calc_env import (
@@ -141,3 +144,21 @@ def test_async_client_calls_tools(calc_servers: dict[str, str], transport: str) 
             assert (await env.state()).step_count == 4
 
     asyncio.run(episode())
+
+
+def test_a_tool_the_server_lacks_is_a_tool_error(calc_servers: dict[str, str]) -> None:
+    """A client generated from schemas naming a tool the server dropped: told by name."""
+
+    class NoArgs(EnvModel):
+        pass
+
+    gone: ToolSpec[ToolResult] = ToolSpec(
+        "sqrt", ModelCodec(NoArgs, "sqrt arguments"), ModelCodec(ToolResult, "r"), False
+    )
+    with CalcEnv(calc_servers["websocket"]) as env:
+        env.reset()
+        with pytest.raises(ToolError) as caught:
+            env.tools._call(gone, {})
+        assert caught.value.error_type == "tool_not_found"
+        assert "sqrt" in caught.value.tool_message
+        assert env.tools.add(a=1, b=1).result == 2.0
