@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from generator.codegen.datamodel import defined_names
 from generator.codegen.reset_params import ResetParam, reset_signature
 from generator.errors import GenerationError, SchemaError
 from generator.schema.loader import EnvInput
@@ -83,6 +84,8 @@ def tool_context(env: EnvInput, models_source: str) -> dict[str, Any]:
             )
         )
     prefix = env.manifest.class_prefix
+    ours = [f"{prefix}Tools", f"Async{prefix}Tools", f"{prefix}ToolCall"]
+    _check_clashes(env, models_source, [*ours, *(m.call for m in methods)])
     return {
         "tools": methods,
         "tools_class": f"{prefix}Tools",
@@ -101,6 +104,20 @@ def tool_exports(context: dict[str, Any]) -> list[str]:
     calls = [tool.call for tool in context["tools"]]
     union = context["tool_call_union"]
     return [context["tools_class"], context["async_tools_class"], union, *calls]
+
+
+def _check_clashes(env: EnvInput, models_source: str, names: list[str]) -> None:
+    """tools.py's classes must not share a name with a model: the package exports both."""
+    for name in names:
+        if name in defined_names(models_source):
+            message = (
+                f"a schema type is named {name!r}, like a class tools.py defines; rename "
+                "that $defs entry (or the tool), or set class_prefix in env.toml"
+            )
+            origin = env.bundle.origins.get(name)
+            if origin is None:
+                raise GenerationError(message)
+            raise SchemaError(message, file=origin[0], pointer=origin[1])
 
 
 def _method_name(tool: ToolInput, taken: set[str]) -> str:

@@ -149,3 +149,18 @@ def test_python_names(name: str, python: str) -> None:
 def test_env_without_tools_has_none(tmp_path: Path) -> None:
     write_env(tmp_path, "my_env")
     assert load_env(Layout.at(tmp_path), "my_env").tools == ()
+
+
+def test_a_schema_type_named_like_a_tool_call_class(tmp_path: Path) -> None:
+    observation = {
+        "type": "object",
+        "properties": {"c": {"$ref": "#/$defs/SearchCall"}},
+        "$defs": {"SearchCall": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+    }
+    write_env(
+        tmp_path, "my_env", observation=observation, raw={"my_env/tools/s.json": json.dumps(SEARCH)}
+    )
+    result = _generate(tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "schemas/my_env/observation.schema.json at /$defs/SearchCall" in result.output
+    assert "like a class tools.py defines" in result.output
