@@ -19,7 +19,6 @@ Names mapped for Python (the wire keeps the schema's):
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal, TypeAlias, overload
 
 from envgen_runtime import (
@@ -29,6 +28,7 @@ from envgen_runtime import (
     Toolbox,
     ToolResult,
     ToolSpec,
+    parse_tool_call,
 )
 from pydantic import ConfigDict, Field
 
@@ -146,11 +146,6 @@ def _tool_action(name: str, arguments: dict[str, Any]) -> CalcAction:
     return CalcAction(tool_name=name, arguments=arguments)
 
 
-def _parse_call(value: str | bytes | dict[str, Any]) -> CalcToolCall:
-    data = json.loads(value) if isinstance(value, str | bytes) else value
-    return _CALLS.decode(data, strict=False)
-
-
 class CalcTools(Toolbox):
     """The tools of calc_env, one typed method each (``CalcEnv().tools``).
 
@@ -162,10 +157,10 @@ class CalcTools(Toolbox):
     def parse_call(value: str | bytes | dict[str, Any]) -> CalcToolCall:
         """A tool call from JSON text or a decoded object (a policy's output), validated.
 
-        ``tool_name`` picks the tool; an unknown tool or a wrong argument is an
-        ``EnvValidationError`` naming it.
+        ``tool_name`` picks the tool; text that is not JSON, an unknown tool or a wrong
+        argument is an ``EnvValidationError`` naming it.
         """
-        return _parse_call(value)
+        return parse_tool_call(_CALLS, value)
 
     @overload
     def call(self, call: AddCall) -> AddResult: ...
@@ -253,10 +248,10 @@ class AsyncCalcTools(AsyncToolbox):
     def parse_call(value: str | bytes | dict[str, Any]) -> CalcToolCall:
         """A tool call from JSON text or a decoded object (a policy's output), validated.
 
-        ``tool_name`` picks the tool; an unknown tool or a wrong argument is an
-        ``EnvValidationError`` naming it.
+        ``tool_name`` picks the tool; text that is not JSON, an unknown tool or a wrong
+        argument is an ``EnvValidationError`` naming it.
         """
-        return _parse_call(value)
+        return parse_tool_call(_CALLS, value)
 
     @overload
     async def call(self, call: AddCall) -> AddResult: ...

@@ -18,7 +18,7 @@ what generated packages call at import to refuse a runtime they do not fit.
 from .client.aio import AsyncClientStart, AsyncEnvClient
 from .client.retry import RetryPolicy
 from .client.sync import EnvClient
-from .client.tools import AsyncToolbox, Toolbox, ToolResult, ToolSpec
+from .client.tools import AsyncToolbox, Toolbox, ToolResult, ToolSpec, parse_tool_call
 from .compat import API_VERSION, __version__, check_generated
 from .core.codec import EnvModel, ModelCodec
 from .core.errors import (
@@ -101,4 +101,5 @@ __all__ = [
     "__version__",
     "check_generated",
     "normalize_base_url",
+    "parse_tool_call",
 ]

@@ -15,6 +15,7 @@ both flavours, so the sync and asyncio namespaces differ only in awaiting the st
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -22,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import Field
 
 from ..core.codec import EnvModel, ModelCodec
-from ..core.errors import ProtocolError, ToolError
-from ..core.text import quote
+from ..core.errors import EnvValidationError, ProtocolError, ToolError, ValidationIssue
+from ..core.text import quote, truncate
 
 if TYPE_CHECKING:
     from ..core.result import StepResult
@@ -57,6 +58,23 @@ class ToolResult(EnvModel):
 
 
 TOOL_RESULT: ModelCodec[ToolResult] = ModelCodec(ToolResult, "tool result")
+CallT = TypeVar("CallT")
+
+
+def parse_tool_call(calls: ModelCodec[CallT], value: str | bytes | Mapping[str, Any]) -> CallT:
+    """A typed tool call from a policy's output: JSON text or an already decoded object.
+
+    Whatever is wrong (not JSON, an unknown ``tool_name``, a bad argument) is one
+    ``EnvValidationError`` naming the place, so a trainer can score the output and go on.
+    """
+    data: Any = value
+    if isinstance(value, str | bytes):
+        try:
+            data = json.loads(value)
+        except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+            issue = ValidationIssue(loc=(), message=truncate(str(exc), 300), type="json_invalid")
+            raise EnvValidationError(calls.role, [issue], hint="the text is not JSON") from exc
+    return calls.decode(data)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from envgen_runtime import (
     ToolError,
     ToolResult,
     ToolSpec,
+    parse_tool_call,
 )
 from pydantic import ConfigDict, Field
 
@@ -108,3 +109,16 @@ def test_replies_that_break_the_protocol() -> None:
         STRUCTURED.read(_reply(result=_result(structured_content={"hits": "x"})))
     with pytest.raises(EnvValidationError, match="search result"):
         STRUCTURED.read(_reply(result=_result()))  # an output schema, but no structured content
+
+
+def test_parse_tool_call_refuses_text_that_is_not_json() -> None:
+    calls = ModelCodec(Args, "tool call")
+    assert parse_tool_call(calls, '{"query": "x"}') == Args(query="x")
+    assert parse_tool_call(calls, b'{"query": "y"}') == Args(query="y")
+    assert parse_tool_call(calls, {"query": "z"}) == Args(query="z")
+    for bad in ("{not json", b"\xff"):
+        with pytest.raises(EnvValidationError, match="not JSON") as caught:
+            parse_tool_call(calls, bad)
+        assert caught.value.role == "tool call" and caught.value.errors[0].type == "json_invalid"
+    with pytest.raises(EnvValidationError, match="query"):
+        parse_tool_call(calls, "{}")

@@ -23,7 +23,6 @@ Names mapped for Python (the wire keeps the schema's):
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal, TypeAlias, overload
 
 from envgen_runtime import (
@@ -33,6 +32,7 @@ from envgen_runtime import (
     Toolbox,
     ToolResult,
     ToolSpec,
+    parse_tool_call,
 )
 from pydantic import ConfigDict, Field
 
@@ -123,11 +123,6 @@ def _tool_action(name: str, arguments: dict[str, Any]) -> ToolyAction:
     return ToolyAction(tool_name=name, arguments=arguments)
 
 
-def _parse_call(value: str | bytes | dict[str, Any]) -> ToolyToolCall:
-    data = json.loads(value) if isinstance(value, str | bytes) else value
-    return _CALLS.decode(data, strict=False)
-
-
 class ToolyTools(Toolbox):
     """The tools of tooly, one typed method each (``ToolyEnv().tools``).
 
@@ -139,10 +134,10 @@ class ToolyTools(Toolbox):
     def parse_call(value: str | bytes | dict[str, Any]) -> ToolyToolCall:
         """A tool call from JSON text or a decoded object (a policy's output), validated.
 
-        ``tool_name`` picks the tool; an unknown tool or a wrong argument is an
-        ``EnvValidationError`` naming it.
+        ``tool_name`` picks the tool; text that is not JSON, an unknown tool or a wrong
+        argument is an ``EnvValidationError`` naming it.
         """
-        return _parse_call(value)
+        return parse_tool_call(_CALLS, value)
 
     @overload
     def call(self, call: CallCall) -> ToolResult: ...
@@ -211,10 +206,10 @@ class AsyncToolyTools(AsyncToolbox):
     def parse_call(value: str | bytes | dict[str, Any]) -> ToolyToolCall:
         """A tool call from JSON text or a decoded object (a policy's output), validated.
 
-        ``tool_name`` picks the tool; an unknown tool or a wrong argument is an
-        ``EnvValidationError`` naming it.
+        ``tool_name`` picks the tool; text that is not JSON, an unknown tool or a wrong
+        argument is an ``EnvValidationError`` naming it.
         """
-        return _parse_call(value)
+        return parse_tool_call(_CALLS, value)
 
     @overload
     async def call(self, call: CallCall) -> ToolResult: ...
