@@ -25,6 +25,7 @@ TOOLS_DIR = "tools"
 TOOL_KEYS = {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
 # MCP's tool name rule (2025-11-25 spec): 1-128 of letters, digits, '_', '-' and '.'.
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+_TOOL_FILE = re.compile(r"^[A-Za-z0-9_.\-]+\.json$")
 RESERVED_TOOL_NAMES = frozenset({"reset", "step", "state", "close"})
 """Names OpenEnv refuses for tools (its `RESERVED_TOOL_NAMES`): they are the env's own API."""
 
@@ -62,6 +63,10 @@ def load_tools(env_dir: Path, display_of: Any) -> ToolFiles:
     seen: dict[str, str] = {}
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         display = display_of(path)
+        if not _TOOL_FILE.match(path.name):  # the path reaches generated headers
+            raise SchemaError(
+                "tool file names may only use letters, digits, '_', '-' and '.'", file=display
+            )
         doc = read_json(path, display)
         tool = check_tool(doc, display, path)
         if tool.name in seen:

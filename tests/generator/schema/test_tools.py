@@ -164,3 +164,11 @@ def test_a_schema_type_named_like_a_tool_call_class(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "schemas/my_env/observation.schema.json at /$defs/SearchCall" in result.output
     assert "like a class tools.py defines" in result.output
+
+
+@pytest.mark.parametrize("file", ["my tool.json", "a\nb.json"])
+def test_a_tool_file_name_that_could_break_a_generated_header(tmp_path: Path, file: str) -> None:
+    _env(tmp_path, raw={f"my_env/tools/{file}": json.dumps(SEARCH)})
+    result = _generate(tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "tool file names may only use" in result.output
