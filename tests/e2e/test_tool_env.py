@@ -162,3 +162,10 @@ def test_a_tool_the_server_lacks_is_a_tool_error(calc_servers: dict[str, str]) -
         assert caught.value.error_type == "tool_not_found"
         assert "sqrt" in caught.value.tool_message
         assert env.tools.add(a=1, b=1).result == 2.0
+
+
+def test_a_strict_client_reads_what_openenv_sends(calc_servers: dict[str, str]) -> None:
+    with CalcEnv(calc_servers["websocket"], strict=True) as env:
+        env.reset()
+        assert env.tools.format_number(value=2.5, digits=1).text == "2.5"
+        assert env.tools.stats(values=[2]).maximum == 2.0

@@ -41,11 +41,13 @@ class ToolResult(EnvModel):
     """What a tool without an output schema returned: MCP's ``CallToolResult``.
 
     ``content`` is MCP's content list (``{"type": "text", "text": ...}`` and other kinds),
-    ``structured_content`` the JSON object a tool may add, ``data`` FastMCP's decoded value.
+    ``structured_content`` the JSON object a tool may add, ``meta`` MCP's ``_meta``,
+    ``data`` FastMCP's decoded value.
     """
 
     content: list[dict[str, Any]] = Field(default_factory=list)
     structured_content: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
     data: Any = None
     is_error: bool = False
 

@@ -122,3 +122,11 @@ def test_parse_tool_call_refuses_text_that_is_not_json() -> None:
         assert caught.value.role == "tool call" and caught.value.errors[0].type == "json_invalid"
     with pytest.raises(EnvValidationError, match="query"):
         parse_tool_call(calls, "{}")
+
+
+def test_strict_reading_accepts_every_key_openenv_sends() -> None:
+    """A strict client (``strict=True``) reads openenv's CallToolResult, `meta` included."""
+    meta = {"fastmcp": {"wrap_result": True}}
+    reply = _reply(result=_result(structured_content={"hits": []}, meta=meta), error=None)
+    assert PLAIN.read(reply, strict=True).meta == meta
+    assert STRUCTURED.read(reply, strict=True) == Found(hits=[])
