@@ -106,6 +106,8 @@ class Cache:
 
 OPTIONAL_INPUTS = ("reset.schema.json",)
 """Files beside env.toml that an env may or may not have (the loader reads them if present)."""
+OPTIONAL_GLOBS = ("tools/*.json",)
+"""Patterns of the optional inputs an env may have any number of (a tool env's tools)."""
 
 
 def _optional_inputs(root: Path, record: EnvRecord) -> list[str]:
@@ -115,6 +117,9 @@ def _optional_inputs(root: Path, record: EnvRecord) -> list[str]:
         if rel.endswith("/env.toml"):
             folder = rel.removesuffix("env.toml")
             found += [folder + name for name in OPTIONAL_INPUTS if (root / folder / name).is_file()]
+            for pattern in OPTIONAL_GLOBS:
+                matches = sorted((root / folder).glob(pattern))
+                found += [folder + p.relative_to(root / folder).as_posix() for p in matches]
     return found
 
 

@@ -27,6 +27,7 @@ from generator.codegen.models import EnvModels, generate_env_models
 from generator.codegen.render_constants import PACKAGE_INIT, TEMPLATES_DIR
 from generator.codegen.reset_params import reset_context
 from generator.codegen.server_models import ServerModels
+from generator.codegen.tool_methods import tool_context, tool_exports
 from generator.errors import GenerationError, SchemaError
 from generator.schema.loader import EnvInput
 from generator.schema.published import schemas_json
@@ -206,6 +207,8 @@ def render_env(
         "sections": sections(env),
         **names,
     }
+    if env.tools:
+        context["package_files"] = sorted([*PACKAGE_FILES, "tools.py"])
 
     def render(template: str) -> str:
         return jinja.get_template(template).render(context)
@@ -229,8 +232,12 @@ def render_env(
             raise SchemaError(message, file=origin[0], pointer=origin[1])
     context["model_names"] = model_names
     context.update(reset_context(env, models))
+    context.update(tool_context(env, models))
+    context["tool_exports"] = tool_exports(context)
+    context["tools_doc"] = _tools_doc(env, context)
     context["exports"] = sorted(
         ["RUNTIME_API", names["client"], names["async_client"], *model_names]
+        + context["tool_exports"]
     )
     files = {
         "__init__.py": render("__init__.py.jinja"),
@@ -243,7 +250,22 @@ def render_env(
         "README.md": render("README.md.jinja"),
         "pyproject.toml": render("pyproject.toml.jinja"),
     }
+    if env.tools:
+        files["tools.py"] = render("tools.py.jinja")
     return files
+
+
+def _tools_doc(env: EnvInput, context: dict[str, Any]) -> str:
+    """tools.py's module docstring: what it holds, and every name mapped for Python."""
+    text = (
+        f"Typed tool calls for the {env.name} environment: one method per tool, "
+        "and the tool calls as data."
+    )
+    renames = context.get("tool_renames") or []
+    if renames:
+        text += "\n\nNames mapped for Python (the wire keeps the schema's):\n\n"
+        text += "\n".join(f"- {line}" for line in renames)
+    return text
 
 
 def _server_module(

@@ -81,20 +81,39 @@ class Bundler:
         path, pointer = key
         return self.display(path), pointer
 
-    def bundle(self, role_files: dict[str, Path], role_names: dict[str, str]) -> Bundle:
+    def preload(self, documents: dict[Path, Any]) -> None:
+        """Documents already read and checked (tool files, refs pointing into the file)."""
+        for path, doc in documents.items():
+            self._docs[path.resolve()] = doc
+
+    def bundle(
+        self,
+        role_files: dict[str, Path],
+        role_names: dict[str, str],
+        embedded: dict[str, Key] | None = None,
+    ) -> Bundle:
+        """`embedded`: more defs by name, each a schema inside a preloaded file (tools')."""
         for role in [*ROLES, RESET_ROLE]:
             if role not in role_files:
                 continue
             path = role_files[role].resolve()
             self._load(path)
             self._claim((path, ""), role_names[role])
+        for name, (path, pointer) in (embedded or {}).items():
+            if _fold(name) in {_fold(n) for n in self._owners}:
+                raise SchemaError(
+                    f"the model name {name!r} is taken twice",
+                    file=self.display(path),
+                    pointer=pointer,
+                )
+            self._claim((path.resolve(), pointer), name)
         while self._queue:
             key = self._queue.popleft()
             path, pointer = key
             node = self._at(path, pointer, None)
             self._defs[self._names[key]] = self._rewrite(node, path, pointer)
         self._check_ref_cycles()
-        self._merge_identical(set(role_names.values()))
+        self._merge_identical(set(role_names.values()) | set(embedded or {}))
         ordered = {name: self._defs[name] for name in sorted(self._defs)}
         return Bundle(
             defs=ordered,
@@ -293,6 +312,11 @@ def _identifier(text: str) -> str:
     if not name or name[0].isdigit():
         name = "Schema" + name
     return name
+
+
+def tool_model_name(tool: str, kind: str) -> str:
+    """`search` -> `SearchArguments` / `SearchResult`: a tool's model names (`kind` appended)."""
+    return _identifier(tool) + kind
 
 
 def _fold(name: str) -> str:

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator.errors import InputError, ManifestError
+from generator.errors import InputError, ManifestError, SchemaError
 from generator.schema.manifest import Manifest, check_env_name, load_manifest
 
 if TYPE_CHECKING:
     from generator.schema.bundle import Bundle
+    from generator.schema.tools import ToolInput
 
 MANIFEST = "env.toml"
 
@@ -46,6 +47,8 @@ class EnvInput:
     bundle: Bundle
     sources: tuple[str, ...]
     schema_hash: str
+    tools: tuple[ToolInput, ...] = ()
+    """A tool env's tools (`schemas/<env>/tools/`), sorted by file name; () for other envs."""
 
     @property
     def name(self) -> str:
@@ -53,6 +56,12 @@ class EnvInput:
 
     def class_name(self, role: str) -> str:
         return self.bundle.role_names[role]
+
+    def tool_model(self, tool: ToolInput, kind: str) -> str:
+        """`Arguments` or `Result`: the model name of a tool's input or output schema."""
+        from generator.schema.bundle import tool_model_name
+
+        return tool_model_name(tool.name, kind)
 
     @property
     def reset_class(self) -> str | None:
@@ -88,9 +97,10 @@ def role_file(env_dir: Path, role: str) -> Path:
 def load_env(layout: Layout, name: str) -> EnvInput:
     """Read env.toml, the three role schemas and the optional reset schema for `name`."""
     # Imported here: checking schemas loads jsonschema, which a cache hit never needs.
-    from generator.schema.bundle import RESET_ROLE, ROLES, Bundler
+    from generator.schema.bundle import RESET_ROLE, ROLES, Bundler, tool_model_name
     from generator.schema.check import check_reset_params, check_role_root
     from generator.schema.jsonio import read_json
+    from generator.schema.tools import load_tools
 
     env_dir = layout.schemas / name
     problem = check_env_name(name)
@@ -123,13 +133,33 @@ def load_env(layout: Layout, name: str) -> EnvInput:
         )
         role_files[RESET_ROLE] = reset_path
         role_names[RESET_ROLE] = f"{prefix}ResetParams"
-    bundle = Bundler(layout.schemas, layout.root).bundle(role_files, role_names)
+    found = load_tools(env_dir, layout.display)
+    bundler = Bundler(layout.schemas, layout.root)
+    bundler.preload(found.documents)
+    embedded: dict[str, tuple[Path, str]] = {}
+    for tool in found.tools:
+        roots = [("Arguments", tool.input_pointer), ("Result", tool.output_pointer)]
+        for kind, pointer in roots:
+            if pointer is None:
+                continue
+            model = tool_model_name(tool.name, kind)
+            if model in embedded:
+                raise SchemaError(
+                    f"tool {tool.name!r} needs the model name {model!r}, which another "
+                    "tool's name gives too",
+                    file=tool.display,
+                    pointer=pointer,
+                    hint="rename one of the tools",
+                )
+            embedded[model] = (tool.path, pointer)
+    bundle = bundler.bundle(role_files, role_names, embedded)
     sources = tuple([layout.display(manifest_path), *bundle.sources])
     return EnvInput(
         manifest=manifest,
         bundle=bundle,
         sources=sources,
         schema_hash=_hash_sources(layout, sources),
+        tools=found.tools,
     )
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .client.aio import AsyncClientStart, AsyncEnvClient
 from .client.retry import RetryPolicy
 from .client.sync import EnvClient
+from .client.tools import AsyncToolbox, Toolbox, ToolResult, ToolSpec, parse_tool_call
 from .compat import API_VERSION, __version__, check_generated
 from .core.codec import EnvModel, ModelCodec
 from .core.errors import (
@@ -37,6 +38,7 @@ from .core.errors import (
     ServerError,
     ServerValidationError,
     SessionLostError,
+    ToolError,
     ValidationIssue,
 )
 from .core.result import StepResult
@@ -66,6 +68,7 @@ __all__ = [
     "AsyncEnvClient",
     "AsyncEnvPool",
     "AsyncHttpTransport",
+    "AsyncToolbox",
     "AsyncTransport",
     "AsyncWebSocketTransport",
     "EnvClient",
@@ -99,12 +102,17 @@ __all__ = [
     "SlotLostError",
     "SlotResult",
     "StepResult",
+    "ToolError",
+    "ToolResult",
+    "ToolSpec",
+    "Toolbox",
     "Transport",
     "ValidationIssue",
     "WebSocketTransport",
     "__version__",
     "check_generated",
     "normalize_base_url",
+    "parse_tool_call",
 ]
 
 _LAZY = {

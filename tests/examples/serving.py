@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "schemas"
 HOST = "127.0.0.1"
 ENVS = ("echo_env", "coding_env", "grid_env", "reacher_env", "quiz_env")
+TOOL_ENVS = ("calc_env",)
+"""Tool environments: openenv's MCPEnvironment on its own app (see tests/e2e/test_tool_env.py)."""
 PROTOCOLS = ("websocket", "http")
 
 

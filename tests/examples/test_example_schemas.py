@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Resource
 
-from .serving import ENVS, SCHEMAS, command, manifest
+from .serving import ENVS, SCHEMAS, TOOL_ENVS, command, manifest
 from .wire import REGISTRY, ROLES, SchemaViolation, check, schema_path
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -39,8 +39,8 @@ def _load(path: Path) -> dict[str, Any]:
 
 def test_every_env_has_a_manifest_and_three_role_schemas() -> None:
     found = sorted(p.parent.name for p in SCHEMAS.glob("*/env.toml"))
-    assert found == sorted(ENVS)
-    for env in ENVS:
+    assert found == sorted(ENVS + TOOL_ENVS)
+    for env in ENVS + TOOL_ENVS:
         for role in ROLES:
             assert schema_path(env, role).is_file(), (env, role)
 

@@ -12,6 +12,7 @@ one type; the subclasses say what went wrong and carry the data needed to act on
     ├── MissingExtraError           an optional library is missing (also an ``ImportError``)
     ├── ServerError                 the server answered with an error
     │   ├── EpisodeEndedError       a step after the episode ended (done): reset first
+    │   ├── ToolError               a tool call failed on the server; the session goes on
     │   └── ServerValidationError   the server rejected a request as invalid
     ├── SchemaDriftError            the server's schemas break this client (checked at connect)
     └── EnvValidationError          a value failed the generated models on the client side
@@ -184,6 +185,25 @@ class EpisodeEndedError(ServerError):
 
     Raised alike over HTTP and WebSocket; ``reset()`` starts the next episode.
     """
+
+
+class ToolError(ServerError):
+    """A tool call failed on the server: the tool raised, refused its arguments, timed out or
+    was not found. Nothing else went wrong: the session and its episode go on, so the next
+    call or step is served as usual.
+
+    ``tool`` is the tool's wire name, ``tool_message`` the server's message as sent,
+    ``error_type`` OpenEnv's category (``execution_error``, ``invalid_args``,
+    ``tool_not_found``, ``timeout``, ``transport_error``; ``tool_error`` for a result the tool
+    itself marked ``is_error``; also ``code``).
+    """
+
+    def __init__(self, tool: str, tool_message: str, *, error_type: str = "tool_error") -> None:
+        message = f"tool {tool!r} failed ({error_type}): {truncate(tool_message, 2000)}"
+        super().__init__(None, tool_message, "step", code=error_type, message=message)
+        self.tool = tool
+        self.tool_message = tool_message
+        self.error_type = error_type
 
 
 class SchemaDriftError(EnvgenRuntimeError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,18 @@ def test_the_cache_ignores_itself_so_it_is_never_committed(tmp_path: Path) -> No
     assert listed and all(path.startswith("generated/") for path in listed)
     assert not [path for path in listed if "cache" in path], listed
     assert cache_mod.load(tmp_path / "generated") is not None  # and it is still used
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_tool_file_that_appears_is_rendered(tmp_path: Path, first: bool) -> None:
+    """A new `tools/<tool>.json` is an input no record lists yet: the env renders again."""
+    tool = {"name": "t0", "description": "", "inputSchema": {"type": "object", "properties": {}}}
+    raw = {"alpha/tools/t0.json": json.dumps(tool)} if not first else {}
+    write_env(tmp_path, "alpha", raw=raw)
+    layout = Layout.at(tmp_path)
+    write(layout, build(layout))
+    assert build(layout).reused == ["alpha"]
+    write_env(tmp_path, "alpha", raw={"alpha/tools/t1.json": json.dumps({**tool, "name": "t1"})})
+    result = build(layout)
+    assert result.reused == [] and [e.name for e in result.envs] == ["alpha"]
+    assert [t.name for t in result.envs[0].tools] == (["t1"] if first else ["t0", "t1"])

@@ -26,7 +26,7 @@ from tests.helpers import REPO, write_env
 
 HALVES = {"generate_models": models, "generate_server_models": server_models}
 """Each model-generator call of an env, by the module that makes it."""
-EXAMPLES = ("coding_env", "echo_env", "grid_env", "quiz_env", "reacher_env")
+EXAMPLES = ("calc_env", "coding_env", "echo_env", "grid_env", "quiz_env", "reacher_env")
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,14 @@ EXAMPLE_ENVS = discover_envs(Layout.at(REPO))
 
 
 def test_every_example_env_is_covered() -> None:
-    assert EXAMPLE_ENVS == ["coding_env", "echo_env", "grid_env", "quiz_env", "reacher_env"]
+    assert EXAMPLE_ENVS == [
+        "calc_env",
+        "coding_env",
+        "echo_env",
+        "grid_env",
+        "quiz_env",
+        "reacher_env",
+    ]
 
 
 @pytest.mark.e2e

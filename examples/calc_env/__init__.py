@@ -1,0 +1,1 @@
+"""calc_env: a calculator tool environment on openenv 0.10's MCP environment base."""

@@ -1,0 +1,165 @@
+"""The generated `tools.py`: one typed method per tool, read from the tools' argument models.
+
+Each tool's arguments model (made by datamodel-code-generator from its `inputSchema`) is read
+back with `reset_params.reset_signature`, so a method's keyword arguments are exactly the
+model's fields, required first, with the schema's literal defaults; the model still checks
+every constraint before anything is sent. Names are mapped as fields are: a tool name that is
+not an identifier, is a keyword, starts with `_` or clashes with the namespace's own names
+gets a Python name (`format-number` -> `format_number`, `_x` -> `tool_x`, `call` ->
+`call_`) and keeps its wire name; an argument keeps the name
+its model field has (`fix_field_names` already mapped it) unless it is `self`. Each mapping
+is listed in `renames`, which the module docstring and README report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from generator.codegen.datamodel import defined_names
+from generator.codegen.reset_params import ResetParam, reset_signature
+from generator.errors import GenerationError, SchemaError
+from generator.schema.loader import EnvInput
+from generator.schema.tools import ToolInput, python_name
+
+TOOLBOX_NAMES = frozenset({"call", "last_step", "parse_call"})
+"""Names the generated tools namespace already has: a tool cannot take them as they are."""
+GENERIC_RESULT = "ToolResult"
+
+
+@dataclass(frozen=True)
+class ToolMethod:
+    """One tool as `tools.py.jinja` renders it."""
+
+    wire: str
+    method: str
+    const: str  # the module constant holding its ToolSpec
+    arguments: str  # the arguments model
+    result: str  # the output schema's model, or ToolResult
+    call: str  # the tool-call action model
+    structured: bool
+    params: list[ResetParam]
+    doc: str
+
+
+def tool_context(env: EnvInput, models_source: str) -> dict[str, Any]:
+    """Template context for tools.py (`tools` is [] for an env without tools)."""
+    if not env.tools:
+        return {"tools": []}
+    if env.manifest.model_type != "pydantic":
+        raise GenerationError(
+            f"{env.name}: tool environments need model_type = 'pydantic' in env.toml"
+        )
+    taken: set[str] = set()
+    methods: list[ToolMethod] = []
+    renames: list[str] = []
+    model_imports: set[str] = set()
+    typing_imports: set[str] = set()
+    for tool in env.tools:
+        method = _method_name(tool, taken)
+        taken.add(method)
+        if method != tool.name:
+            renames.append(f"tool {tool.name!r} is the method {method}()")
+        arguments = env.tool_model(tool, "Arguments")
+        schema = env.bundle.defs.get(arguments, {})
+        signature = reset_signature(models_source, arguments, schema)
+        params = _params(signature.params, tool, renames)
+        model_imports |= {arguments, *signature.model_imports}
+        typing_imports |= set(signature.typing_imports)
+        structured = tool.output_pointer is not None
+        result = env.tool_model(tool, "Result") if structured else GENERIC_RESULT
+        if structured:
+            model_imports.add(result)
+        methods.append(
+            ToolMethod(
+                wire=tool.name,
+                method=method,
+                const="_TOOL_" + method,
+                arguments=arguments,
+                result=result,
+                call=arguments.removesuffix("Arguments") + "Call",
+                structured=structured,
+                params=params,
+                doc=_doc(tool, arguments, params),
+            )
+        )
+    prefix = env.manifest.class_prefix
+    ours = [f"{prefix}Tools", f"Async{prefix}Tools", f"{prefix}ToolCall"]
+    _check_clashes(env, models_source, [*ours, *(m.call for m in methods)])
+    return {
+        "tools": methods,
+        "tools_class": f"{prefix}Tools",
+        "async_tools_class": f"Async{prefix}Tools",
+        "tool_call_union": f"{prefix}ToolCall",
+        "tool_renames": renames,
+        "tool_model_imports": sorted(model_imports),
+        "tool_typing_imports": sorted(typing_imports),
+    }
+
+
+def tool_exports(context: dict[str, Any]) -> list[str]:
+    """The names `tools.py` defines that the package exports."""
+    if not context["tools"]:
+        return []
+    calls = [tool.call for tool in context["tools"]]
+    union = context["tool_call_union"]
+    return [context["tools_class"], context["async_tools_class"], union, *calls]
+
+
+def _check_clashes(env: EnvInput, models_source: str, names: list[str]) -> None:
+    """tools.py's classes must not share a name with a model: the package exports both."""
+    for name in names:
+        if name in defined_names(models_source):
+            message = (
+                f"a schema type is named {name!r}, like a class tools.py defines; rename "
+                "that $defs entry (or the tool), or set class_prefix in env.toml"
+            )
+            origin = env.bundle.origins.get(name)
+            if origin is None:
+                raise GenerationError(message)
+            raise SchemaError(message, file=origin[0], pointer=origin[1])
+
+
+def _method_name(tool: ToolInput, taken: set[str]) -> str:
+    name = python_name(tool.name)
+    if name.startswith("_"):  # the base class's own attributes are private: keep clear
+        name = "tool" + name
+    if name in TOOLBOX_NAMES:
+        name += "_"
+    if name in taken:
+        raise SchemaError(
+            f"tool {tool.name!r} maps to the Python name {name!r}, like another tool",
+            file=tool.display,
+            pointer="/name",
+            hint="rename one of the tools",
+        )
+    return name
+
+
+def _params(params: list[ResetParam], tool: ToolInput, renames: list[str]) -> list[ResetParam]:
+    """The method's arguments; `self` (the method's own) becomes `self_`."""
+    out: list[ResetParam] = []
+    names = {p.name for p in params}
+    for param in params:
+        name = param.name
+        if name == "self":
+            name = "self_"
+            while name in names:
+                name += "_"
+            param = ResetParam(
+                name, param.wire, param.annotation, param.default, param.sent_unless, param.doc
+            )
+        if name != param.wire:
+            renames.append(f"argument {param.wire!r} of tool {tool.name!r} is {name}")
+        out.append(param)
+    return out
+
+
+def _doc(tool: ToolInput, arguments: str, params: list[ResetParam]) -> str:
+    """The method's docstring text: the tool's description, then its arguments."""
+    head = tool.description.strip() or f"Call the tool {tool.name!r}."
+    listing = "\n".join(f"- {p.doc}" for p in params) or "(none)"
+    return (
+        f"{head}\n\nTool {tool.name!r}. Arguments ({arguments}), validated before anything\n"
+        f"is sent; those left at their default are not sent:\n\n{listing}"
+    )
