@@ -13,8 +13,8 @@ from .errors import MissingExtraError
 
 EXTRAS: dict[str, str] = {
     "docker": "docker",
-    "fastapi": "server",
-    "openenv": "server",
+    "fastapi": "openenv",
+    "openenv": "openenv",
     "ray": "ray",
     "starlette": "server",
     "uvicorn": "server",

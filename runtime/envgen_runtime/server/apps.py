@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from .documents import metadata_document, schema_document
 from .episode import EpisodeEnded
-from .extra import require_server
+from .extra import require_openenv
 from .serving import DEFAULT_MAX_CONCURRENT_ENVS, accepted, serving_class
 
 
@@ -68,7 +68,7 @@ def websocket_app(
     reset_cls: type[Any] | None = None,
 ) -> Any:
     """openenv 0.10's app: `/ws` sessions, `/health`, `/schema`, `/metadata`."""
-    http_server = require_server("openenv.core.env_server.http_server")
+    http_server = require_openenv("openenv.core.env_server.http_server")
     info = EnvironmentMetadata(name=name, description=description, version=version)
 
     class Served(_serving_class(environment_cls, reset_cls)):  # type: ignore[misc]
@@ -105,11 +105,11 @@ def http_app(
     reset_cls: type[Any] | None = None,
 ) -> Any:
     """A stateful HTTP app: one environment kept across `/reset`, `/step` and `/state`."""
-    require_server("fastapi")
+    require_openenv("fastapi")
     from fastapi import Body, FastAPI
     from fastapi.responses import JSONResponse
 
-    serialization = require_server("openenv.core.env_server.serialization")
+    serialization = require_openenv("openenv.core.env_server.serialization")
     env = _serving_class(environment_cls, reset_cls)()
     lock = threading.Lock()  # FastAPI runs plain endpoints in a thread pool
     info = EnvironmentMetadata(name=name, description=description, version=version)
