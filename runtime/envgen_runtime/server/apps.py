@@ -21,7 +21,12 @@ from pydantic import ValidationError
 from .documents import metadata_document, schema_document
 from .episode import EpisodeEnded
 from .extra import require_openenv
-from .serving import DEFAULT_MAX_CONCURRENT_ENVS, accepted, serving_class
+from .serving import (
+    DEFAULT_MAX_CONCURRENT_ENVS,
+    accepted,
+    inherited_async_methods,
+    serving_class,
+)
 
 
 def _serving_class(environment_cls: type[Any], reset_cls: type[Any] | None) -> type[Any]:
@@ -32,8 +37,7 @@ def _serving_class(environment_cls: type[Any], reset_cls: type[Any] | None) -> t
         mixed.__qualname__ = environment_cls.__qualname__
         mixed.__module__ = environment_cls.__module__
         environment_cls = mixed
-    defaults = {name: getattr(OpenEnvEnvironment, name) for name in ("step_async", "reset_async")}
-    return serving_class(environment_cls, reset_cls, defaults)
+    return serving_class(environment_cls, reset_cls, inherited_async_methods())
 
 
 def _route_schemas(

@@ -14,19 +14,23 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..documents import metadata_document, schema_document
-from ..serving import DEFAULT_MAX_CONCURRENT_ENVS, serving_class
+from ..serving import DEFAULT_MAX_CONCURRENT_ENVS, inherited_async_methods, serving_class
 from .http import http_routes
 from .session import SESSION_ERROR, Session, capacity_error, error, factory_error
+from .threads import EnvThread, EnvThreads
 
 
 class _Sessions:
-    """The ``/ws`` endpoint: a session per connection while fewer than `limit` are open."""
+    """The ``/ws`` endpoint: a session per connection while fewer than `limit` are open, each
+    env constructed, driven and closed on its session's thread (``threads``)."""
 
     def __init__(self, environment_cls: type[Any], action_cls: type[Any], limit: int) -> None:
         self.environment_cls = environment_cls
         self.action_cls = action_cls
         self.limit = limit
         self.active = 0
+        self.threads = EnvThreads(environment_cls)
+        self.inherited = inherited_async_methods()
 
     async def serve(self, websocket: WebSocket) -> None:
         """One connection: its session from the first frame to a close or disconnect."""
@@ -37,12 +41,14 @@ class _Sessions:
             return
         self.active += 1
         session: Session | None = None
+        thread = self.threads.new()
         try:
             try:
-                session = Session(self.environment_cls(), self.action_cls)
+                env = await thread.run(self.environment_cls)
             except Exception:
                 await websocket.send_text(factory_error(self.environment_cls))
                 return
+            session = Session(env, self.action_cls, thread, self.inherited)
             while True:
                 reply = await session.handle(await websocket.receive_text())
                 if reply.text is not None:
@@ -56,7 +62,9 @@ class _Sessions:
         finally:
             self.active -= 1
             if session is not None:
-                session.close()
+                await session.close()  # closes the thread too
+            else:
+                thread.close()
             await _close_quietly(websocket)
 
 
@@ -91,14 +99,15 @@ def lean_app(
     reset_cls: type[Any] | None = None,
 ) -> Starlette:
     """The env served on `protocol` ("websocket": `/ws` sessions; "http": one stateful env)."""
-    served = serving_class(environment_cls, reset_cls)
+    served = serving_class(environment_cls, reset_cls, inherited_async_methods())
     routes: list[BaseRoute]
     if protocol == "websocket":
         capacity = max_concurrent_envs
         routes = [WebSocketRoute("/ws", _Sessions(served, action_cls, capacity).serve)]
     elif protocol == "http":
         capacity = 1
-        routes = list(http_routes(served(), action_cls))
+        thread = EnvThread()
+        routes = list(http_routes(thread.call(served), action_cls, thread))
     else:
         raise ValueError(f"protocol must be one of websocket, http, not {protocol!r}")
     schemas = schema_document(action_cls, observation_cls, state_cls, reset_cls)
