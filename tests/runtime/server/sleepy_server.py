@@ -5,9 +5,10 @@ tests.runtime.server.sleepy_server --port P --protocol websocket|http [--single-
 
 Every observation reports the threads the env was built, reset and stepped on, and the
 server's main thread (where uvicorn runs the event loop), so tests can see where sync
-methods run. `--single-thread` sets openenv's REQUIRES_SINGLE_THREAD_EXECUTOR;
-`--openenv-base` builds the env on openenv's Environment (whose inherited `step_async` only
-calls `step`) instead of envgen_runtime.server's.
+methods run; a step's also says how many steps of other sessions completed while it slept
+(none, when sync steps block the loop). `--single-thread` sets openenv's
+REQUIRES_SINGLE_THREAD_EXECUTOR; `--openenv-base` builds the env on openenv's Environment
+(whose inherited `step_async` only calls `step`) instead of envgen_runtime.server's.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ class SleepyObservation(ServerObservation):
     born: int = 0
     on: int = 0
     main: int = 0
+    others: int = 0
+
+
+_COMPLETED = [0]  # steps completed by every session of the server
+_LOCK = threading.Lock()
 
 
 class SleepyState(ServerState):
@@ -44,18 +50,24 @@ def environment(base: type[Any], single_thread: bool) -> type[Any]:
             self.born = threading.get_ident()
             self.steps = 0
 
-        def _observation(self) -> SleepyObservation:
+        def _observation(self, others: int = 0) -> SleepyObservation:
             main = threading.main_thread().ident or 0
-            return SleepyObservation(born=self.born, on=threading.get_ident(), main=main)
+            on = threading.get_ident()
+            return SleepyObservation(born=self.born, on=on, main=main, others=others)
 
         def reset(self, seed: int | None = None, episode_id: str | None = None, **kw: Any) -> Any:
             self.steps = 0
             return self._observation()
 
         def step(self, action: Any, timeout_s: float | None = None, **kw: Any) -> Any:
+            with _LOCK:
+                before = _COMPLETED[0]
             time.sleep(action.sleep_s)  # a blocking simulator step
+            with _LOCK:
+                others = _COMPLETED[0] - before
+                _COMPLETED[0] += 1
             self.steps += 1
-            return self._observation()
+            return self._observation(others)
 
         @property
         def state(self) -> SleepyState:
