@@ -14,7 +14,10 @@ sessions, as on openenv. ``reset_async``/``step_async``, when the env defines th
 awaited on the loop instead: they are the env's way of saying it does not block.
 
 The price is one thread hop per call (a wake-up of the thread, then of the loop), which
-openenv pays too: about 9 us of CPU per call with ``EnvThread``, 20 with an executor.
+openenv pays too: in isolation about 9 us of CPU per call with ``EnvThread`` against 20 with
+``run_in_executor`` (uvloop); on ``benchmarks/bench_serve.py``'s echo_env it adds some
+25-45 us of server CPU per step on a loaded machine (``EnvThread``; 55-80 with an executor).
+An env that never blocks can skip it by defining ``step_async``.
 """
 
 from __future__ import annotations
@@ -39,10 +42,10 @@ class EnvThread:
     """One env's thread: `run` calls there and awaits the result; `close` lets it go.
 
     A single-worker ``ThreadPoolExecutor`` in behaviour (one thread, calls in the order they
-    came), built on a ``SimpleQueue`` and ``call_soon_threadsafe`` because that is what a
-    step pays for: a hop costs about 9 us of CPU against ``run_in_executor``'s 20 (uvloop;
-    15 against 26 on asyncio's loop), whose ``concurrent.futures.Future`` chained to an
-    asyncio one takes two more locked callback rounds. The thread is a daemon, so an env
+    came), built on a ``SimpleQueue`` and ``call_soon_threadsafe`` because every step pays
+    for it: a hop costs about 9 us of CPU against ``run_in_executor``'s 20 (uvloop; 15
+    against 26 on asyncio's loop), whose ``concurrent.futures.Future`` chained to an asyncio
+    one takes two more locked callback rounds. The thread is a daemon, so an env
     stuck in a step cannot keep a stopped server's process alive.
     """
 
