@@ -144,3 +144,41 @@ def test_a_slow_http_step_runs_on_the_env_s_thread_and_blocks_no_other_request(
     observation = body["observation"]
     assert observation["born"] == observation["on"] != observation["main"]
     assert _http(url, "GET", "/state")[1]["step_count"] == 1
+
+
+def _env_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "envgen-env"]
+
+
+@pytest.mark.parametrize("protocol", ["websocket", "http"])
+@pytest.mark.parametrize("single", [False, True], ids=["own", "shared"])
+def test_a_stopped_app_leaves_no_env_thread_behind(protocol: str, single: bool) -> None:
+    # In this process (no server): threads left running would also change how `envgen
+    # generate` renders here (it forks workers only from a single-threaded process).
+    from envgen_runtime.server import Environment, build_app
+    from fastapi.testclient import TestClient
+
+    from tests.runtime.server.sleepy_server import (
+        SleepyAction,
+        SleepyObservation,
+        SleepyState,
+        environment,
+    )
+
+    before = set(_env_threads())
+    env = environment(Environment, single)
+    models = (SleepyAction, SleepyObservation, SleepyState)
+    app = build_app(env, *models, name="sleepy_env", protocol=protocol, backend="lean")
+    with TestClient(app) as client:
+        if protocol == "websocket":
+            for _ in range(2):
+                with client.websocket_connect("/ws") as ws:
+                    ws.send_text('{"type":"step","data":{}}')
+                    assert ws.receive_json()["type"] == "observation"
+                    assert set(_env_threads()) - before  # the env's own thread
+        else:
+            assert client.post("/step", json={"action": {}}).status_code == 200
+            assert set(_env_threads()) - before
+    for thread in set(_env_threads()) - before:
+        thread.join(timeout=10)
+    assert not set(_env_threads()) - before

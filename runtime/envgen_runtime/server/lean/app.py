@@ -5,6 +5,7 @@ starlette (served by uvicorn). ``websocket`` holds one environment per ``/ws`` s
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -61,11 +62,12 @@ class _Sessions:
             await _send_quietly(websocket, error(str(exc), SESSION_ERROR))
         finally:
             self.active -= 1
-            if session is not None:
-                await session.close()  # closes the thread too
-            else:
-                thread.close()
-            await _close_quietly(websocket)
+            try:
+                if session is not None:
+                    await session.close()
+            finally:
+                self.threads.release(thread)
+                await _close_quietly(websocket)
 
 
 async def _send_quietly(websocket: WebSocket, text: str) -> None:
@@ -103,11 +105,14 @@ def lean_app(
     routes: list[BaseRoute]
     if protocol == "websocket":
         capacity = max_concurrent_envs
-        routes = [WebSocketRoute("/ws", _Sessions(served, action_cls, capacity).serve)]
+        sessions = _Sessions(served, action_cls, capacity)
+        routes = [WebSocketRoute("/ws", sessions.serve)]
+        close: Callable[[], None] = sessions.threads.close
     elif protocol == "http":
         capacity = 1
-        thread = EnvThread()
+        thread = EnvThread()  # the env is built here, on its thread, so a failure stops this
         routes = list(http_routes(thread.call(served), action_cls, thread))
+        close = thread.close
     else:
         raise ValueError(f"protocol must be one of websocket, http, not {protocol!r}")
     schemas = schema_document(action_cls, observation_cls, state_cls, reset_cls)
@@ -117,4 +122,18 @@ def lean_app(
         Route("/schema", _document(schemas), methods=["GET"]),
         Route("/metadata", _document(metadata), methods=["GET"]),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, lifespan=_closing(close))
+
+
+def _closing(close: Callable[[], None]) -> Any:
+    """A lifespan that calls `close` when the server stops: the app's long-lived env threads
+    go (an app never served keeps them, idle daemons, until the process ends)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            close()
+
+    return lifespan

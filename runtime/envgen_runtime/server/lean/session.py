@@ -143,13 +143,10 @@ class Session:
         return await self.thread.run(self.env.step, action)
 
     async def close(self) -> None:
-        """Release the env (its ``close``, when it has one, on its thread) and the thread."""
-        try:
-            closing = getattr(self.env, "close", None)
-            if callable(closing):
-                await self.thread.run(closing)
-        finally:
-            self.thread.close()
+        """Release the env: its ``close``, when it has one, on its thread."""
+        closing = getattr(self.env, "close", None)
+        if callable(closing):
+            await self.thread.run(closing)
 
 
 def _own(env: Any, name: str, inherited: Mapping[str, Any]) -> Any:

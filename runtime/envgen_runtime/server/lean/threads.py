@@ -105,19 +105,22 @@ def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None)
 
 class EnvThreads:
     """The threads of one env class's sessions: one each, or one shared when the class
-    sets ``REQUIRES_SINGLE_THREAD_EXECUTOR``."""
+    sets ``REQUIRES_SINGLE_THREAD_EXECUTOR``, kept until `close`."""
 
     def __init__(self, environment_cls: type[Any]) -> None:
         single = bool(getattr(environment_cls, SINGLE_THREAD_FLAG, False))
-        self._shared = _Shared() if single else None
+        self._shared = EnvThread() if single else None
 
     def new(self) -> EnvThread:
         """The thread for a new session's env."""
         return self._shared if self._shared is not None else EnvThread()
 
-
-class _Shared(EnvThread):
-    """The one thread all sessions of a class share: a session's `close` keeps it."""
+    def release(self, thread: EnvThread) -> None:
+        """A session's end: its own thread goes (the shared one stays)."""
+        if thread is not self._shared:
+            thread.close()
 
     def close(self) -> None:
-        pass
+        """The app's end: the shared thread goes too."""
+        if self._shared is not None:
+            self._shared.close()
