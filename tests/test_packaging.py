@@ -108,5 +108,67 @@ def test_generator_depends_on_the_runtime_at_its_own_version() -> None:
         dep.split(">")[0].split("=")[0].split("<")[0] for dep in runtime_project["dependencies"]
     }
     assert required == {"pydantic", "websockets", "typing-extensions", "jsonschema"}
-    extras = {"docker", "async", "gym", "ray", "server"}
+    extras = {"docker", "async", "gym", "ray", "server", "openenv"}
     assert set(runtime_project["optional-dependencies"]) == extras
+
+
+def _pulled(requirements: list[str], extras: frozenset[str] = frozenset()) -> set[str]:
+    """Every distribution `requirements` (for `extras`) install, transitively, read from the
+    metadata of the distributions installed here (the tests' environment holds them all)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    pulled: set[str] = set()
+    todo = [(line, extras) for line in requirements]
+    while todo:
+        line, wanted = todo.pop()
+        req = Requirement(line)
+        if req.marker and not any(req.marker.evaluate({"extra": e}) for e in wanted or {""}):
+            continue
+        name = canonicalize_name(req.name)
+        if name in pulled:
+            continue
+        pulled.add(name)
+        try:
+            lines = metadata.requires(req.name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        todo += [(dep, frozenset(req.extras)) for dep in lines]
+    return pulled
+
+
+def _runtime_install(extra: str | None) -> set[str]:
+    """What `pip install envgen-runtime[extra]` installs besides the runtime itself."""
+    project = tomllib.loads((REPO / "runtime" / "pyproject.toml").read_text())["project"]
+    lines = list(project["dependencies"])
+    if extra is not None:
+        lines += project["optional-dependencies"][extra]
+    return _pulled(lines)
+
+
+def test_the_server_extra_installs_the_lean_backend_and_no_openenv() -> None:
+    server = _runtime_install("server")
+    assert {"starlette", "uvicorn", "websockets", "pydantic"} <= server
+    assert not server & {"openenv", "openenv-core", "gradio", "fastapi"}, server
+    openenv = _runtime_install("openenv")  # the same reading does see openenv where it is
+    assert {"openenv", "gradio", "fastapi", "starlette", "uvicorn"} <= openenv
+
+
+def test_the_lean_image_installs_the_runtime_and_its_server_extra_without_openenv() -> None:
+    from generator.schema.manifest import DOCKER_REQUIREMENTS
+
+    project = tomllib.loads((REPO / "runtime" / "pyproject.toml").read_text())["project"]
+    declared = [*project["dependencies"], *project["optional-dependencies"]["server"]]
+    names = {line.split(">")[0].split("=")[0].split("<")[0] for line in declared}
+    # jsonschema: clients' drift check only; a server never imports it
+    assert set(DOCKER_REQUIREMENTS["lean"]) == names - {"jsonschema"}
+    assert not _pulled(list(DOCKER_REQUIREMENTS["lean"])) & {"openenv", "gradio"}
+    assert "openenv" in _pulled(list(DOCKER_REQUIREMENTS["openenv"]))
+
+
+def test_the_test_extra_installs_both_server_backends() -> None:
+    test = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    pulled = _pulled(test["optional-dependencies"]["test"])
+    assert {"envgen-runtime", "openenv", "starlette", "uvicorn", "fastapi"} <= pulled

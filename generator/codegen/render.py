@@ -36,6 +36,8 @@ PACKAGE_FILES = ("__init__.py", "_runtime.py", "client.py", "models.py", "py.typ
 """The files an installed env package holds; README.md and pyproject.toml describe it.
 `schemas.json` (the committed schemas and their hash) is read by the client at connect."""
 OUTPUT_FILES = (*PACKAGE_FILES, "server.py", "README.md", "pyproject.toml")
+SERVER_NAMES = frozenset({"BACKEND", "Sequence", "main", "serve"})
+"""What server.py defines or imports beside the models (`server_main.py.jinja`)."""
 """`server.py` (server-side models, needing openenv) sits beside the package, not in its wheel."""
 INSTALLED_NAMESPACE = "envgen_clients"
 """Installed env packages import as `envgen_clients.<env>` (a PEP 420 namespace)."""
@@ -271,22 +273,30 @@ def _tools_doc(env: EnvInput, context: dict[str, Any]) -> str:
 def _server_module(
     env: EnvInput, jinja: jinja2.Environment, context: dict[str, Any], models: ServerModels
 ) -> str:
-    """`server.py`: the server-side models, plus the union action class when there is one."""
-    if models.union_alias is None:
-        return models.source
+    """`server.py`: the server-side models, the union action class when there is one, and
+    `main`/`serve` on env.toml's backend (`server_main.py.jinja`)."""
+    clash = sorted(set(defined_names(models.source)) & SERVER_NAMES)
+    if clash:
+        raise GenerationError(
+            f"a schema type is named {clash[0]!r}, which server.py defines beside the "
+            "models; rename that $defs entry"
+        )
+    imports = ["from collections.abc import Sequence", "import envgen_runtime.server as _server"]
+    tail = ""
+    if models.union_alias is not None:
+        imports.append("from envgen_runtime.server import UnionAction")
+        action_doc = env.bundle.defs[env.class_name("action")].get("description")
+        tail = jinja.get_template("server_union.py.jinja").render(
+            {
+                **context,
+                "union_alias": models.union_alias,
+                "action_doc": action_doc if isinstance(action_doc, str) else "",
+            }
+        )
     future = "from __future__ import annotations\n"
-    source = models.source.replace(
-        future, future + "\nfrom envgen_runtime.server import UnionAction\n", 1
-    )
-    action_doc = env.bundle.defs[env.class_name("action")].get("description")
-    tail = jinja.get_template("server_union.py.jinja").render(
-        {
-            **context,
-            "union_alias": models.union_alias,
-            "action_doc": action_doc if isinstance(action_doc, str) else "",
-        }
-    )
-    return source.rstrip("\n") + "\n" + tail
+    source = models.source.replace(future, future + "\n" + "\n".join(imports) + "\n", 1)
+    serving = jinja.get_template("server_main.py.jinja").render(context)
+    return source.rstrip("\n") + "\n" + tail.rstrip("\n") + "\n" + serving
 
 
 def render_envs(envs: list[EnvInput], templates_dir: Path = TEMPLATES_DIR) -> dict[str, str]:

@@ -1,9 +1,10 @@
 """`envgen new`: a new environment that generates and serves with no edits.
 
 Writes schemas/<env>/ (three small schemas and an env.toml whose `[server] command` runs the
-server module) and a server module (default `servers/<env>/server.py`) holding a working
-openenv Environment on the models `envgen generate` makes. Nothing existing is overwritten:
-any clash is found before anything is written.
+server module, on `backend = "lean"`: envgen's own app, without openenv, and an image that
+installs only what that needs) and a server module (default `servers/<env>/server.py`)
+holding a working Environment on the models `envgen generate` makes. Nothing existing is
+overwritten: any clash is found before anything is written.
 """
 
 from __future__ import annotations
@@ -16,11 +17,18 @@ from generator.errors import EnvExistsError, EnvgenError
 from generator.scaffold.server_module import server_module
 from generator.schema.env_folder import EnvFiles, write_env_folder
 from generator.schema.loader import Layout
-from generator.schema.manifest import check_env_name, default_class_prefix
+from generator.schema.manifest import (
+    DOCKER_REQUIREMENTS,
+    Backend,
+    check_env_name,
+    default_class_prefix,
+)
 
 SERVERS_DIR = "servers"
 """Where server modules go by default: servers/<env>/server.py, imported as servers.<env>."""
-STARTUP_TIMEOUT_S = 180  # openenv (and gradio) take many seconds to import on a busy machine
+BACKEND: Backend = "lean"
+"""What a new env serves on: the fast path (env.toml's `[server] backend`)."""
+STARTUP_TIMEOUT_S = 180  # ample on a busy machine even after a switch to the openenv backend
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -153,10 +161,12 @@ def new_env(
             ),
             docker_image=name.replace("_", "-"),  # tagged with `version` (env.toml's)
             startup_timeout_s=STARTUP_TIMEOUT_S,
+            backend=BACKEND,
+            docker_requirements=DOCKER_REQUIREMENTS[BACKEND],
         ),
     )
     try:
-        _write_server(layout, folder, server_module(name, prefix, module, description))
+        _write_server(layout, folder, server_module(name, prefix, module))
     except BaseException:
         shutil.rmtree(target, ignore_errors=True)
         raise

@@ -1,14 +1,14 @@
 """The server module `envgen new` writes: a small working env on the generated server models.
 
-Only the env name and the class prefix (both checked identifiers) and the env's description
-(as a JSON string literal, also a Python one) reach the text: nothing typed on the command
-line can become code. The version is not written in: the module passes the generated
-client's `SPEC.version` (env.toml's), so a version bump reaches `/metadata` by `envgen generate`.
+Only the env name and the class prefix (both checked identifiers) reach the text: nothing
+typed on the command line can become code. The module serves through the generated
+`generated/<env>/server.py`'s `main`, which carries env.toml's name, description, version and
+`[server] backend`, so an edit to env.toml reaches the server (`/metadata`, the backend) by
+`envgen generate` alone.
 """
 
 from __future__ import annotations
 
-import json
 import string
 
 MAX_TURNS = 5
@@ -16,15 +16,16 @@ MAX_TURNS = 5
 _SERVER = string.Template(
     '''"""The $name server: edit the episode logic; the models are generated from the schemas.
 
-`envgen generate $name` writes generated/$name/server.py ($prefix{Action,Observation,State})
-from schemas/$name/; run it again after editing them. env.toml's [server] command runs this
-module (`python -m $module --port 8000 --protocol websocket|http`), which is what
-`${prefix}Env.from_local_process()` starts; add `--backend lean` to serve on envgen's own
-app, without openenv.
+`envgen generate $name` writes generated/$name/server.py ($prefix{Action,Observation,State}
+and `main`) from schemas/$name/; run it again after editing them. env.toml's [server] command
+runs this module (`python -m $module --port 8000 --protocol websocket|http`), which is what
+`${prefix}Env.from_local_process()` starts. It serves on env.toml's `[server] backend`:
+"lean", envgen's own app (no openenv, ready in a fraction of a second), or "openenv",
+openenv 0.10's app (its web interface; needs `pip install 'envgen-runtime[openenv]'`);
+`--backend` on the command line overrides it.
 
-Reset parameters: describe them in schemas/$name/reset.schema.json, run `envgen generate
-$name`, and pass `reset_cls=${prefix}ResetParams` (from generated.$name.server) to `main`;
-they are then validated and reach `reset()` as keyword arguments.
+Reset parameters: describe them in schemas/$name/reset.schema.json and run `envgen generate
+$name`; `main` then validates them, and they reach `reset()` as keyword arguments.
 """
 
 from __future__ import annotations
@@ -32,10 +33,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from envgen_runtime.server import Environment, main
+from envgen_runtime.server import Environment
 
-from generated.$name import ${prefix}Env
-from generated.$name.server import ${prefix}Action, ${prefix}Observation, ${prefix}State
+from generated.$name.server import ${prefix}Action, ${prefix}Observation, ${prefix}State, main
 
 MAX_TURNS = $max_turns
 
@@ -73,26 +73,11 @@ class ${prefix}Environment(Environment):
 
 
 if __name__ == "__main__":
-    main(
-        ${prefix}Environment,
-        ${prefix}Action,
-        ${prefix}Observation,
-        ${prefix}State,
-        name=$name_literal,
-        description=$description_literal,
-        version=${prefix}Env.SPEC.version,  # env.toml's version, through `envgen generate`
-    )
+    main(${prefix}Environment)  # env.toml's name, version and backend, via `envgen generate`
 '''
 )
 
 
-def server_module(name: str, prefix: str, module: str, description: str) -> str:
+def server_module(name: str, prefix: str, module: str) -> str:
     """The text of the scaffolded server module for env `name`."""
-    return _SERVER.substitute(
-        name=name,
-        prefix=prefix,
-        module=module,
-        max_turns=MAX_TURNS,
-        name_literal=json.dumps(name),  # a valid Python string literal, double-quoted
-        description_literal=json.dumps(description),
-    )
+    return _SERVER.substitute(name=name, prefix=prefix, module=module, max_turns=MAX_TURNS)

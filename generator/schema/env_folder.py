@@ -33,6 +33,8 @@ class EnvFiles:
     class_prefix: str | None = None  # None: derived from the name (and left commented out)
     docker_image: str | None = None  # None: a commented-out suggestion
     startup_timeout_s: int = 60
+    backend: str | None = None  # None: no key (the manifest's default, openenv)
+    docker_requirements: tuple[str, ...] | None = None  # None: no key (the backend's default)
 
     def manifest_text(self) -> str:
         other = "http" if self.transport == "websocket" else "websocket"
@@ -54,6 +56,13 @@ class EnvFiles:
             "",
             "[server]",
         ]
+        if self.backend:
+            lines += [
+                "# lean: envgen's own app (starlette + uvicorn), ready in a fraction of a second;",
+                "# openenv: openenv 0.10's app, for its web interface or the Hugging Face Spaces",
+                "# layout (pip install 'envgen-runtime[openenv]'). --backend overrides it.",
+                f"backend = {_toml_str(self.backend)}",
+            ]
         if self.server_command:
             args = ", ".join(_toml_str(a) for a in self.server_command)
             lines.append(f"command = [{args}]")
@@ -72,8 +81,15 @@ class EnvFiles:
             if self.docker_image
             else f"# image = {_toml_str(self.name.replace('_', '-'))}  # tagged with the version",
             "port = 8000",
-            "",
         ]
+        if self.docker_requirements is not None:
+            names = ", ".join(_toml_str(r) for r in self.docker_requirements)
+            lines += [
+                "# What the image pip-installs for the server (the runtime is copied in);",
+                "# keep it in step with backend: the openenv backend needs openenv.",
+                f"requirements = [{names}]",
+            ]
+        lines.append("")
         return "\n".join(lines)
 
 

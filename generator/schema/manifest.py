@@ -21,10 +21,15 @@ CLASS_PREFIX_RE = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 Transport = Literal["http", "websocket"]
 ModelType = Literal["pydantic", "dataclasses"]
+Backend = Literal["lean", "openenv"]
+BACKENDS: tuple[Backend, ...] = ("lean", "openenv")
+"""`[server] backend`: envgen's starlette app, or openenv 0.10's (envgen_runtime.server's)."""
+DEFAULT_BACKEND: Backend = "openenv"
+"""Without the key: openenv, what every env.toml written before the key was served on."""
 
 _TOP_KEYS = {"name", "version", "description", "class_prefix", "transport", "model_type"}
 _TABLES: dict[str, set[str]] = {
-    "server": {"command", "health_path", "startup_timeout_s"},
+    "server": {"backend", "command", "health_path", "startup_timeout_s"},
     "docker": {"image", "port", "requirements", "include"},
     "auth": {"token_env"},
     # Reader behaviour `envgen diff` assumes (envgen_runtime/schemadiff/policy.py); all booleans.
@@ -36,8 +41,14 @@ _TABLES: dict[str, set[str]] = {
     },
 }
 ENV_VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-DEFAULT_DOCKER_REQUIREMENTS = ("openenv", "uvicorn")
-"""What a server built on the generated openenv models needs in its image."""
+DOCKER_REQUIREMENTS: dict[Backend, tuple[str, ...]] = {
+    "openenv": ("openenv", "uvicorn"),
+    # envgen-runtime's own dependencies a server imports, and its `server` extra: no openenv.
+    "lean": ("pydantic", "starlette", "typing-extensions", "uvicorn", "websockets"),
+}
+"""What an image installs for a server on each backend when `[docker] requirements` is absent
+(the runtime itself is copied in, not installed)."""
+DEFAULT_DOCKER_REQUIREMENTS = DOCKER_REQUIREMENTS[DEFAULT_BACKEND]
 
 
 @dataclass(frozen=True)
@@ -58,9 +69,12 @@ class Manifest:
     auth_token_env: str | None = None
     compat: tuple[tuple[str, bool], ...] = ()
     docker_requirements: tuple[str, ...] = DEFAULT_DOCKER_REQUIREMENTS
-    """What `envgen image` pip-installs for the server (constrained to the versions here)."""
+    """What `envgen image` pip-installs for the server (constrained to the versions here);
+    without `[docker] requirements`, the backend's (`DOCKER_REQUIREMENTS`)."""
     docker_include: tuple[str, ...] | None = None
     """Project paths `envgen image` copies; None: the server module's package and generated/."""
+    backend: Backend = DEFAULT_BACKEND
+    """What the generated server module's `main`/`serve` serve on unless `--backend` says."""
 
     @property
     def major_version(self) -> int:
@@ -145,6 +159,14 @@ def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
         )
 
     server = data.get("server", {})
+    backend = server.get("backend", DEFAULT_BACKEND)
+    if backend not in BACKENDS:
+        raise fail(
+            "/server/backend",
+            f"backend must be 'lean' or 'openenv', not {backend!r}",
+            hint="lean: envgen's starlette app (fast start, no openenv); openenv: openenv "
+            "0.10's app (its web interface, the Hugging Face Spaces layout)",
+        )
     command = server.get("command", [])
     if not isinstance(command, list) or not all(isinstance(a, str) for a in command):
         raise fail("/server/command", "command must be a list of strings (an argv)")
@@ -216,8 +238,9 @@ def _parse(data: dict[str, Any], display: str, expected_name: str) -> Manifest:
         docker_port=port,
         auth_token_env=token_env,
         compat=tuple(sorted(compat.items())),
-        docker_requirements=DEFAULT_DOCKER_REQUIREMENTS if requirements is None else requirements,
+        docker_requirements=DOCKER_REQUIREMENTS[backend] if requirements is None else requirements,
         docker_include=include,
+        backend=backend,
     )
 
 

@@ -438,6 +438,20 @@ def test_image_lists_every_example_env_with_its_env_toml_tag() -> None:
     assert result.output.splitlines() == [f"{m.name}\t{m.docker_image}" for m in manifests]
 
 
+def test_a_lean_env_s_image_installs_no_openenv_and_the_examples_keep_theirs(
+    tmp_path: Path,
+) -> None:
+    # What `envgen image` pip-installs into the deps layer: the manifest's requirements.
+    assert CliRunner().invoke(main, ["--root", str(tmp_path), "new", "card_env"]).exit_code == 0
+    (lean,) = image_envs(Layout.at(tmp_path), ["card_env"])
+    assert lean.backend == "lean"
+    assert "uvicorn" in lean.docker_requirements
+    assert not {"openenv", "openenv-core", "gradio"} & set(lean.docker_requirements)
+    for example in image_envs(EXAMPLES):  # no backend key: openenv, installed as before
+        assert example.backend == "openenv"
+        assert any(r.startswith("openenv") for r in example.docker_requirements), example.name
+
+
 def test_env_image_dockerfile_needs_no_shell_and_serves_the_env_toml_command() -> None:
     (manifest,) = image_envs(EXAMPLES, ["echo_env"])
     text = dockerfile(manifest, "envgen/server-deps:3.11-abc")

@@ -3,8 +3,8 @@
 The client starts the scaffolded server module with from_local_process() (env.toml's
 `[server] command`) and plays until the example logic ends the episode, over both transports;
 a step after that is refused as EpisodeEndedError, and /metadata reports env.toml's version
-(bumped after `envgen new`: the server module reads it from the generated SPEC); on both
-server backends.
+(bumped after `envgen new`: the generated server module's `main` carries it); on both server
+backends, chosen by env.toml's `[server] backend` (`envgen new` writes "lean").
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from generator.cli import main
 
 _PLAY = """
-import json, sys, urllib.request
+import json, sys, urllib.error, urllib.request
 from envgen_runtime import EpisodeEndedError
 from generated.card_env import CardAction, CardEnv
 
@@ -41,9 +41,14 @@ for transport in ("websocket", "http"):
             refused = exc.op
         with urllib.request.urlopen(env.provider.base_url + "/metadata") as reply:
             version = json.load(reply)["version"]
+        try:  # FastAPI's (the openenv backend's) API docs page; the lean app has none
+            docs = urllib.request.urlopen(env.provider.base_url + "/docs").status
+        except urllib.error.HTTPError as exc:
+            docs = exc.code
         played[transport] = {
             "refused": refused,
             "version": version,
+            "docs": docs,
             "reply": result.observation.reply,
             "turn": result.observation.turn,
             "rewards": rewards,
@@ -63,8 +68,8 @@ def test_new_then_generate_then_from_local_process_plays_an_episode(
     assert result.exit_code == 0, result.output
     toml = tmp_path / "schemas" / "card_env" / "env.toml"  # a version bump reaches /metadata
     text = toml.read_text().replace('version = "0.1.0"', 'version = "0.2.0"')
-    served = text.replace('"{transport}"]', f'"{{transport}}", "--backend", "{backend}"]')
-    assert served != text
+    served = text.replace('backend = "lean"', f'backend = "{backend}"')  # env.toml's choice
+    assert 'backend = "lean"' in text
     toml.write_text(served)
     result = runner.invoke(main, ["--root", str(tmp_path), "generate", "card_env"])
     assert result.exit_code == 0, result.output
@@ -83,6 +88,7 @@ def test_new_then_generate_then_from_local_process_plays_an_episode(
         assert played[transport] == {
             "refused": "step",
             "version": "0.2.0",
+            "docs": 200 if backend == "openenv" else 404,  # the backend env.toml chose
             "reply": "you said: ace",
             "turn": 5,
             "rewards": [3.0] * 5,

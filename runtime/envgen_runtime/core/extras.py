@@ -13,9 +13,9 @@ from .errors import MissingExtraError
 
 EXTRAS: dict[str, str] = {
     "docker": "docker",
-    "fastapi": "server",
+    "fastapi": "openenv",
     "gymnasium": "gym",
-    "openenv": "server",
+    "openenv": "openenv",
     "ray": "ray",
     "starlette": "server",
     "uvicorn": "server",

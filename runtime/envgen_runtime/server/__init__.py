@@ -3,11 +3,13 @@
 Not imported by ``envgen_runtime``: clients never need a server. The generated
 ``generated/<env>/server.py`` models subclass the bases in ``models`` (openenv 0.10's wire
 bases, restated in ``bases``); an env author subclasses ``Environment`` (or openenv's) over
-them and calls ``main`` (or ``serve``). Two backends: ``openenv`` serves through openenv
-0.10's app (``apps``), ``lean`` through envgen's starlette app (``lean``), which imports
-neither openenv nor gradio. Each speaks two protocols: ``websocket`` (one environment per
-``/ws`` session) and ``http`` (envgen's stateful app, one environment kept across requests,
-with openenv's request, reply and schema shapes). ``main`` parses the command line env.toml's
+them and calls ``main`` (or ``serve``), or the generated module's own ``main``, which binds
+the models and env.toml's ``[server] backend``. Two backends: ``lean`` serves through
+envgen's starlette app (``lean``, the ``server`` extra), which imports neither openenv nor
+gradio; ``openenv`` through openenv 0.10's app (``apps``, the ``openenv`` extra). Each
+speaks two protocols: ``websocket`` (one environment per ``/ws`` session) and ``http``
+(envgen's stateful app, one environment kept across requests, with openenv's request, reply
+and schema shapes). ``main`` parses the command line env.toml's
 ``[server] command`` passes. ``http_app`` and ``websocket_app`` (the openenv backend's) load
 openenv when first named.
 """
@@ -26,9 +28,11 @@ from .models import (
     ServerState,
     UnionAction,
 )
+from .serving import DEFAULT_MAX_CONCURRENT_ENVS
 
 __all__ = [
     "BACKENDS",
+    "DEFAULT_MAX_CONCURRENT_ENVS",
     "OMIT_NONE",
     "PROTOCOLS",
     "Environment",
@@ -48,9 +52,9 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """`http_app` and `websocket_app`: the openenv backend's apps, imported on first use."""
     if name in ("http_app", "websocket_app"):
-        from .extra import require_server
+        from .extra import require_openenv
 
-        require_server("openenv.core.env_server.types")
+        require_openenv("openenv.core.env_server.types")
         from . import apps
 
         return getattr(apps, name)

@@ -20,8 +20,13 @@ from pydantic import ValidationError
 
 from .documents import metadata_document, schema_document
 from .episode import EpisodeEnded
-from .extra import require_server
-from .serving import DEFAULT_MAX_CONCURRENT_ENVS, accepted, serving_class
+from .extra import require_openenv
+from .serving import (
+    DEFAULT_MAX_CONCURRENT_ENVS,
+    accepted,
+    inherited_async_methods,
+    serving_class,
+)
 
 
 def _serving_class(environment_cls: type[Any], reset_cls: type[Any] | None) -> type[Any]:
@@ -32,8 +37,7 @@ def _serving_class(environment_cls: type[Any], reset_cls: type[Any] | None) -> t
         mixed.__qualname__ = environment_cls.__qualname__
         mixed.__module__ = environment_cls.__module__
         environment_cls = mixed
-    defaults = {name: getattr(OpenEnvEnvironment, name) for name in ("step_async", "reset_async")}
-    return serving_class(environment_cls, reset_cls, defaults)
+    return serving_class(environment_cls, reset_cls, inherited_async_methods())
 
 
 def _route_schemas(
@@ -68,7 +72,7 @@ def websocket_app(
     reset_cls: type[Any] | None = None,
 ) -> Any:
     """openenv 0.10's app: `/ws` sessions, `/health`, `/schema`, `/metadata`."""
-    http_server = require_server("openenv.core.env_server.http_server")
+    http_server = require_openenv("openenv.core.env_server.http_server")
     info = EnvironmentMetadata(name=name, description=description, version=version)
 
     class Served(_serving_class(environment_cls, reset_cls)):  # type: ignore[misc]
@@ -105,11 +109,11 @@ def http_app(
     reset_cls: type[Any] | None = None,
 ) -> Any:
     """A stateful HTTP app: one environment kept across `/reset`, `/step` and `/state`."""
-    require_server("fastapi")
+    require_openenv("fastapi")
     from fastapi import Body, FastAPI
     from fastapi.responses import JSONResponse
 
-    serialization = require_server("openenv.core.env_server.serialization")
+    serialization = require_openenv("openenv.core.env_server.serialization")
     env = _serving_class(environment_cls, reset_cls)()
     lock = threading.Lock()  # FastAPI runs plain endpoints in a thread pool
     info = EnvironmentMetadata(name=name, description=description, version=version)

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from .extra import require_server
+from .extra import require_openenv, require_server
 from .serving import DEFAULT_MAX_CONCURRENT_ENVS
 
 PROTOCOLS = ("websocket", "http")
@@ -47,7 +47,7 @@ def build_app(
         )
     if backend != "openenv":
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
-    require_server("openenv.core.env_server.types")
+    require_openenv("openenv.core.env_server.types")
     from .apps import http_app, websocket_app
 
     if protocol == "websocket":

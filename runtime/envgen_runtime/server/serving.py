@@ -4,12 +4,24 @@ after ``done`` refused. No openenv here: both backends use it."""
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 from .episode import refusing_steps_after_done
 
 DEFAULT_MAX_CONCURRENT_ENVS = 16
+ASYNC_METHODS = ("reset_async", "step_async")
+OPENENV_INTERFACES = "openenv.core.env_server.interfaces"
+
+
+def inherited_async_methods() -> dict[str, Any]:
+    """openenv's ``Environment.reset_async``/``step_async``: defaults that call the sync
+    methods inline, so an env that inherits them has no async methods of its own (openenv
+    calls the async ones only when they are overridden). Read from ``sys.modules``, never
+    imported: an env on openenv's base has loaded it, and without it there are none."""
+    base = getattr(sys.modules.get(OPENENV_INTERFACES), "Environment", None)
+    return {name: getattr(base, name) for name in ASYNC_METHODS if hasattr(base, name)}
 
 
 def accepted(method: Any, kwargs: dict[str, Any]) -> Any:

@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from envgen_runtime.server.bases import Action, Observation, State
@@ -119,3 +120,79 @@ def test_the_client_package_never_imports_openenv() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120
     )
     assert proc.stdout.strip() == "ok", proc.stderr
+
+
+_SERVE = """
+import sys
+from envgen_runtime.server import Environment
+from generated.{env}.server import main
+class Env(Environment):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+main(Env, argv=sys.argv[1:])
+"""
+
+
+def _served_backend(root: Path, env: str, *argv: str) -> str:
+    """Which backend `generated/<env>/server.py`'s `main` serves on, given `argv`: FastAPI's
+    `/docs` answers on openenv's app and not on the lean one."""
+    import http.client
+    import socket
+    import time
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code = _SERVE.format(env=env)
+    command = [sys.executable, "-c", code, "--port", str(port), *argv]
+    proc = subprocess.Popen(command, cwd=root, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the server did not answer"
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                conn.request("GET", "/docs")
+                status = conn.getresponse().status
+                conn.close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        return {200: "openenv", 404: "lean"}[status]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_the_generated_main_serves_on_env_toml_backend_and_backend_overrides_it(
+    tmp_path: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from generator.cli import main
+    from tests.helpers import manifest, write_env
+
+    write_env(tmp_path, "fast_env", toml=manifest("fast_env") + '[server]\nbackend = "lean"\n')
+    write_env(tmp_path, "plain_env")  # no key: openenv, as before the key existed
+    result = CliRunner().invoke(main, ["--root", str(tmp_path), "generate"])
+    assert result.exit_code == 0, result.output
+    assert 'BACKEND = "lean"' in (tmp_path / "generated/fast_env/server.py").read_text()
+    assert 'BACKEND = "openenv"' in (tmp_path / "generated/plain_env/server.py").read_text()
+    assert _served_backend(tmp_path, "fast_env") == "lean"
+    assert _served_backend(tmp_path, "fast_env", "--backend", "openenv") == "openenv"
+    assert _served_backend(tmp_path, "plain_env") == "openenv"
+
+
+def test_a_schema_type_named_like_what_server_py_defines_is_refused(tmp_path: Path) -> None:
+    from generator.codegen.render import render_env
+    from generator.errors import GenerationError
+    from tests.helpers import write_env
+
+    action = {
+        "type": "object",
+        "properties": {"b": {"$ref": "#/$defs/BACKEND"}},
+        "$defs": {"BACKEND": {"type": "object", "properties": {"zz": {"type": "string"}}}},
+    }
+    write_env(tmp_path, "clash_env", action=action)
+    with pytest.raises(GenerationError, match=r"'BACKEND', which server\.py defines beside"):
+        render_env(load_env(Layout.at(tmp_path), "clash_env"))

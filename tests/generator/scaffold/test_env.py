@@ -55,6 +55,25 @@ def test_new_env_writes_a_server_module_that_env_toml_serves(tmp_path: Path) -> 
     )  # fmt: skip
     assert manifest.docker_image == "card-env:0.1.0"
     assert manifest.transport == "http"
+    assert "\n    main(CardsEnvironment)" in text  # the generated main: env.toml's backend
+
+
+def test_a_new_env_serves_on_the_lean_backend_and_its_image_installs_no_openenv(
+    tmp_path: Path,
+) -> None:
+    from generator.schema.manifest import DOCKER_REQUIREMENTS
+
+    layout = Layout.at(tmp_path)
+    target = new_env(layout, "card_env")
+    toml = (target / "env.toml").read_text()
+    assert '\nbackend = "lean"\n' in toml  # written out, so the choice is visible
+    manifest = load_env(layout, "card_env").manifest
+    assert manifest.backend == "lean"
+    assert manifest.docker_requirements == DOCKER_REQUIREMENTS["lean"]
+    assert not {"openenv", "gradio"} & set(manifest.docker_requirements)
+    switched = toml.replace('backend = "lean"', 'backend = "openenv"')
+    (target / "env.toml").write_text(switched)
+    assert load_env(layout, "card_env").manifest.backend == "openenv"
 
 
 def test_server_dir_names_the_package(tmp_path: Path) -> None:

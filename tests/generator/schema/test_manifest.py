@@ -109,6 +109,14 @@ def test_image_tag_contradicting_the_version_names_file_and_pointer(tmp_path: Pa
             "/server/command/0",
             "placeholder",
         ),
+        *(
+            (
+                f'name = "echo_env"\nversion = "1.0.0"\n[server]\nbackend = {value}\n',
+                "/server/backend",
+                "backend must be 'lean' or 'openenv'",
+            )
+            for value in ('"fast"', '"Lean"', '""', "1", "true", '["lean"]')
+        ),
         (
             'name = "echo_env"\nversion = "1.0.0"\n[server]\nhealth_path = "health"\n',
             "/server/health_path",
@@ -144,6 +152,37 @@ def test_errors_name_file_and_key(tmp_path: Path, text: str, pointer: str, words
     assert info.value.file == "schemas/echo_env/env.toml"
     assert info.value.pointer == pointer
     assert words in str(info.value)
+
+
+def test_without_a_backend_key_an_env_stays_on_openenv(tmp_path: Path) -> None:
+    m = _load(tmp_path, 'name = "echo_env"\nversion = "1.0.0"\n')
+    assert m.backend == "openenv"  # env.toml files written before the key: unchanged
+    assert m.docker_requirements == ("openenv", "uvicorn")
+
+
+def test_the_backend_chooses_what_the_image_installs(tmp_path: Path) -> None:
+    m = _load(tmp_path, 'name = "echo_env"\nversion = "1.0.0"\n[server]\nbackend = "lean"\n')
+    assert m.backend == "lean"
+    assert "openenv" not in m.docker_requirements and "uvicorn" in m.docker_requirements
+    m = _load(tmp_path, 'name = "echo_env"\nversion = "1.0.0"\n[server]\nbackend = "openenv"\n')
+    assert (m.backend, m.docker_requirements) == ("openenv", ("openenv", "uvicorn"))
+    written = '[server]\nbackend = "lean"\n[docker]\nrequirements = ["uvicorn", "mylib"]\n'
+    m = _load(tmp_path, 'name = "echo_env"\nversion = "1.0.0"\n' + written)
+    assert m.docker_requirements == ("uvicorn", "mylib")  # written ones win
+
+
+def test_a_bad_backend_fails_the_command_with_exit_code_2(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from generator.cli import main
+
+    assert CliRunner().invoke(main, ["--root", str(tmp_path), "new", "echo_env"]).exit_code == 0
+    toml = tmp_path / "schemas" / "echo_env" / "env.toml"
+    toml.write_text(toml.read_text().replace('backend = "lean"', 'backend = "fast"'))
+    result = CliRunner().invoke(main, ["--root", str(tmp_path), "generate"])
+    assert result.exit_code == 2, result.output
+    assert "schemas/echo_env/env.toml" in result.output and "/server/backend" in result.output
+    assert "backend must be 'lean' or 'openenv', not 'fast'" in result.output
 
 
 def test_invalid_toml(tmp_path: Path) -> None:

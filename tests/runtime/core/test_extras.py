@@ -35,9 +35,9 @@ def _without(module: str, code: str) -> subprocess.CompletedProcess[str]:
 def test_every_optional_module_maps_to_a_declared_extra() -> None:
     assert EXTRAS == {
         "docker": "docker",
-        "fastapi": "server",
+        "fastapi": "openenv",
         "gymnasium": "gym",
-        "openenv": "server",
+        "openenv": "openenv",
         "ray": "ray",
         "starlette": "server",
         "uvicorn": "server",

@@ -79,7 +79,6 @@ def test_websocket_replies_equal_openenv_backend_byte_for_byte(env: type[Any]) -
 
 
 def _http_replies(backend: str, env: type[Any]) -> list[tuple[int, str]]:
-    client = TestClient(_app(backend, env, "http"), raise_server_exceptions=False)
     calls: list[tuple[str, str, Any]] = [
         ("post", "/reset", {"seed": 2, "episode_id": "e"}),
         ("get", "/state", None),
@@ -92,9 +91,10 @@ def _http_replies(backend: str, env: type[Any]) -> list[tuple[int, str]]:
         ("get", "/schema", None),
     ]
     replies = []
-    for method, path, body in calls:
-        reply = getattr(client, method)(path, **({} if body is None else {"json": body}))
-        replies.append((reply.status_code, reply.text))
+    with TestClient(_app(backend, env, "http"), raise_server_exceptions=False) as client:
+        for method, path, body in calls:
+            reply = getattr(client, method)(path, **({} if body is None else {"json": body}))
+            replies.append((reply.status_code, reply.text))
     return replies
 
 
@@ -104,10 +104,10 @@ def test_http_replies_equal_openenv_backend_byte_for_byte(env: type[Any]) -> Non
 
 
 def test_http_invalid_bodies_are_422s_naming_the_body_field() -> None:
-    client = TestClient(_app("lean", PlainStack, "http"))
-    for path, body in (("/reset", {"seed": -1}), ("/step", {"actions": {}})):
-        bad = client.post(path, json=body)
-        assert bad.status_code == 422 and bad.json()["detail"][0]["loc"][0] == "body"
+    with TestClient(_app("lean", PlainStack, "http")) as client:
+        for path, body in (("/reset", {"seed": -1}), ("/step", {"actions": {}})):
+            bad = client.post(path, json=body)
+            assert bad.status_code == 422 and bad.json()["detail"][0]["loc"][0] == "body"
 
 
 def test_websocket_sessions_past_max_concurrent_envs_get_capacity_reached() -> None:

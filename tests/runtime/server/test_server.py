@@ -221,28 +221,63 @@ def test_async_overrides_are_guarded_too() -> None:
         assert ws.receive_json()["type"] == "observation"
 
 
-def test_missing_openenv_names_the_server_extra_when_the_openenv_backend_is_named() -> None:
-    blocker = textwrap.dedent(
+_BLOCK_OPENENV = textwrap.dedent(
+    """
+    import sys
+    class _Block:
+        def find_spec(self, name, path=None, target=None):
+            if name == "openenv" or name.startswith("openenv."):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+    sys.meta_path.insert(0, _Block())
+    import envgen_runtime
+    import envgen_runtime.server  # the lean backend and the models need no openenv
+    assert "openenv" not in sys.modules
+    """
+)
+
+
+def _without_openenv(code: str) -> str:
+    """What `code` prints in a fresh interpreter where openenv cannot be imported."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _BLOCK_OPENENV + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_missing_openenv_names_the_openenv_extra_when_the_openenv_backend_is_named() -> None:
+    out = _without_openenv(
         """
-        import sys
-        class _Block:
-            def find_spec(self, name, path=None, target=None):
-                if name == "openenv" or name.startswith("openenv."):
-                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-                return None
-        sys.meta_path.insert(0, _Block())
-        import envgen_runtime
-        import envgen_runtime.server  # the lean backend and the models need no openenv
-        assert "openenv" not in sys.modules
         try:
             envgen_runtime.server.websocket_app
         except envgen_runtime.MissingExtraError as exc:
             print(exc.extra, exc.module, "|", exc)
         """
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", blocker], capture_output=True, text=True, timeout=120
+    assert out.startswith("openenv openenv |"), out
+    assert "pip install 'envgen-runtime[openenv]'" in out
+
+
+def test_choosing_the_openenv_backend_without_openenv_says_to_install_the_openenv_extra() -> None:
+    out = _without_openenv(
+        """
+        from envgen_runtime.server import Environment, ServerAction, ServerObservation
+        from envgen_runtime.server import ServerState, build_app
+        models = (Environment, ServerAction, ServerObservation, ServerState)
+        for backend in ("lean", "openenv"):
+            try:
+                build_app(*models, name="plain_env", backend=backend)
+                print(backend, "served")
+            except envgen_runtime.MissingExtraError as exc:
+                print(backend, exc.extra, "|", exc)
+        """
     )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("server openenv |"), proc.stdout
-    assert "pip install 'envgen-runtime[server]'" in proc.stdout
+    lean, openenv = out.splitlines()
+    assert lean == "lean served"  # the lean backend needs no openenv
+    assert openenv.startswith("openenv openenv |"), openenv
+    assert "pip install 'envgen-runtime[openenv]'" in openenv
+    assert "backend lean needs no openenv" in openenv

@@ -5,6 +5,7 @@ starlette (served by uvicorn). ``websocket`` holds one environment per ``/ws`` s
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -14,19 +15,23 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..documents import metadata_document, schema_document
-from ..serving import DEFAULT_MAX_CONCURRENT_ENVS, serving_class
+from ..serving import DEFAULT_MAX_CONCURRENT_ENVS, inherited_async_methods, serving_class
 from .http import http_routes
 from .session import SESSION_ERROR, Session, capacity_error, error, factory_error
+from .threads import EnvThread, EnvThreads
 
 
 class _Sessions:
-    """The ``/ws`` endpoint: a session per connection while fewer than `limit` are open."""
+    """The ``/ws`` endpoint: a session per connection while fewer than `limit` are open, each
+    env constructed, driven and closed on its session's thread (``threads``)."""
 
     def __init__(self, environment_cls: type[Any], action_cls: type[Any], limit: int) -> None:
         self.environment_cls = environment_cls
         self.action_cls = action_cls
         self.limit = limit
         self.active = 0
+        self.threads = EnvThreads(environment_cls)
+        self.inherited = inherited_async_methods()
 
     async def serve(self, websocket: WebSocket) -> None:
         """One connection: its session from the first frame to a close or disconnect."""
@@ -37,12 +42,14 @@ class _Sessions:
             return
         self.active += 1
         session: Session | None = None
+        thread = self.threads.new()
         try:
             try:
-                session = Session(self.environment_cls(), self.action_cls)
+                env = await thread.run(self.environment_cls)
             except Exception:
                 await websocket.send_text(factory_error(self.environment_cls))
                 return
+            session = Session(env, self.action_cls, thread, self.inherited)
             while True:
                 reply = await session.handle(await websocket.receive_text())
                 if reply.text is not None:
@@ -55,9 +62,12 @@ class _Sessions:
             await _send_quietly(websocket, error(str(exc), SESSION_ERROR))
         finally:
             self.active -= 1
-            if session is not None:
-                session.close()
-            await _close_quietly(websocket)
+            try:
+                if session is not None:
+                    await session.close()
+            finally:
+                self.threads.release(thread)
+                await _close_quietly(websocket)
 
 
 async def _send_quietly(websocket: WebSocket, text: str) -> None:
@@ -91,14 +101,18 @@ def lean_app(
     reset_cls: type[Any] | None = None,
 ) -> Starlette:
     """The env served on `protocol` ("websocket": `/ws` sessions; "http": one stateful env)."""
-    served = serving_class(environment_cls, reset_cls)
+    served = serving_class(environment_cls, reset_cls, inherited_async_methods())
     routes: list[BaseRoute]
     if protocol == "websocket":
         capacity = max_concurrent_envs
-        routes = [WebSocketRoute("/ws", _Sessions(served, action_cls, capacity).serve)]
+        sessions = _Sessions(served, action_cls, capacity)
+        routes = [WebSocketRoute("/ws", sessions.serve)]
+        close: Callable[[], None] = sessions.threads.close
     elif protocol == "http":
         capacity = 1
-        routes = list(http_routes(served(), action_cls))
+        thread = EnvThread()  # the env is built here, on its thread, so a failure stops this
+        routes = list(http_routes(thread.call(served), action_cls, thread))
+        close = thread.close
     else:
         raise ValueError(f"protocol must be one of websocket, http, not {protocol!r}")
     schemas = schema_document(action_cls, observation_cls, state_cls, reset_cls)
@@ -108,4 +122,18 @@ def lean_app(
         Route("/schema", _document(schemas), methods=["GET"]),
         Route("/metadata", _document(metadata), methods=["GET"]),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, lifespan=_closing(close))
+
+
+def _closing(close: Callable[[], None]) -> Any:
+    """A lifespan that calls `close` when the server stops: the app's long-lived env threads
+    go (an app never served keeps them, idle daemons, until the process ends)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            close()
+
+    return lifespan

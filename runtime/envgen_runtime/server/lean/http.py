@@ -16,6 +16,7 @@ from starlette.routing import Route
 from ..episode import EpisodeEnded
 from ..serving import accepted
 from .session import observation_payload
+from .threads import EnvThread
 
 
 class ResetRequest(BaseModel):
@@ -51,15 +52,17 @@ async def _body(request: Request, model: type[BaseModel], empty: bool) -> Any:
     return model.model_validate_json(raw)
 
 
-def http_routes(env: Any, action_cls: type[Any]) -> list[Route]:
-    """The stateful routes over `env`, which every request shares (the event loop serializes
-    them: no lock needed)."""
+def http_routes(env: Any, action_cls: type[Any], thread: EnvThread) -> list[Route]:
+    """The stateful routes over `env`, which every request shares. Its methods run on
+    `thread` (made by the caller, which constructed `env` there: ``threads``), one call at a
+    time in the order the requests came, so no lock is needed and a slow step blocks no
+    `/health` or other request on the loop."""
 
-    def run(call: Callable[[], Any]) -> Response:
+    async def run(call: Callable[[], Any]) -> Response:
         """`call`'s observation; a ValidationError is a 422, a step after done a 409 (with
         `code`), the env's own failure a 500."""
         try:
-            observation = call()
+            observation = await thread.run(call)
         except ValidationError as exc:
             return _invalid(exc)
         except EpisodeEnded as exc:
@@ -74,7 +77,7 @@ def http_routes(env: Any, action_cls: type[Any]) -> list[Route]:
         except ValidationError as exc:
             return _invalid(exc, ("body",))
         kwargs = body.model_dump(exclude_unset=True)
-        return run(lambda: env.reset(**accepted(env.reset, kwargs)))
+        return await run(lambda: env.reset(**accepted(env.reset, kwargs)))
 
     async def step(request: Request) -> Response:
         try:
@@ -87,10 +90,10 @@ def http_routes(env: Any, action_cls: type[Any]) -> list[Route]:
             action = action_cls.model_validate(body.action)
             return env.step(action, **accepted(env.step, kwargs))
 
-        return run(call)
+        return await run(call)
 
     async def state(request: Request) -> Response:
-        return JSONResponse(env.state.model_dump(mode="json"))
+        return JSONResponse(await thread.run(lambda: env.state.model_dump(mode="json")))
 
     return [
         Route("/reset", reset, methods=["POST"]),

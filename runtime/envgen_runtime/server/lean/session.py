@@ -3,13 +3,16 @@
 The rules are openenv 0.10's WebSocket handler's (``http_server.websocket_endpoint``): the
 same message types, reply shapes, error codes and messages, and the env's methods called the
 same way (``reset`` with the keyword arguments it accepts, ``step`` with the action alone,
-the async variants when the class has them). Sync methods run inline on the event loop:
-an env whose steps block for long should define ``step_async``.
+``reset_async``/``step_async`` awaited when the class defines them other than as openenv's
+defaults, which only call the plain ones). Sync methods run on the session's own thread
+(``threads``), so a slow env blocks no other session; ``state`` is read on the loop, as
+openenv does.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +21,7 @@ from pydantic_core import to_json
 
 from ..serving import accepted
 from .messages import CloseMessage, ResetMessage, StateMessage, StepMessage
+from .threads import EnvThread
 
 INVALID_JSON = "INVALID_JSON"
 UNKNOWN_TYPE = "UNKNOWN_TYPE"
@@ -75,13 +79,24 @@ class Reply:
 
 
 class Session:
-    """One environment and the messages that drive it."""
+    """One environment, the thread its sync methods run on, and the messages that drive it.
 
-    def __init__(self, env: Any, action_cls: type[Any]) -> None:
+    `inherited` maps ``reset_async``/``step_async`` to the defaults the env's base supplies
+    (openenv's, which call the sync methods inline): inherited ones count as absent.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        action_cls: type[Any],
+        thread: EnvThread,
+        inherited: Mapping[str, Any] | None = None,
+    ) -> None:
         self.env = env
         self.action_cls = action_cls
-        self._reset_async = getattr(env, "reset_async", None)
-        self._step_async = getattr(env, "step_async", None)
+        self.thread = thread
+        self._reset_async = _own(env, "reset_async", inherited or {})
+        self._step_async = _own(env, "step_async", inherited or {})
 
     async def handle(self, text: str) -> Reply:
         """The reply to one text frame; a non-object message ends the session, as in openenv."""
@@ -120,15 +135,23 @@ class Session:
     async def _reset(self, data: dict[str, Any]) -> Any:
         if self._reset_async is not None:
             return await self._reset_async(**accepted(self._reset_async, data))
-        return self.env.reset(**accepted(self.env.reset, data))
+        return await self.thread.run(self.env.reset, **accepted(self.env.reset, data))
 
     async def _step(self, action: Any) -> Any:
         if self._step_async is not None:
             return await self._step_async(action)
-        return self.env.step(action)
+        return await self.thread.run(self.env.step, action)
 
-    def close(self) -> None:
-        """Release the env (its ``close``, when it has one)."""
+    async def close(self) -> None:
+        """Release the env: its ``close``, when it has one, on its thread."""
         closing = getattr(self.env, "close", None)
         if callable(closing):
-            closing()
+            await self.thread.run(closing)
+
+
+def _own(env: Any, name: str, inherited: Mapping[str, Any]) -> Any:
+    """`env`'s bound method `name` when its class defines one other than `inherited`'s."""
+    method = getattr(type(env), name, None)
+    if not callable(method) or method is inherited.get(name):
+        return None
+    return getattr(env, name)
