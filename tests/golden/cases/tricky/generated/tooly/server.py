@@ -9,17 +9,22 @@
 #   schemas/tooly/tools/class.json
 #   schemas/tooly/tools/notes.get-all.json
 # Schemas and their hash: schemas.json
-"""Server-side models for the tooly environment, for an openenv server.
+"""Server-side models for the tooly environment, and `main`/`serve` to serve an env
+class on them.
 
-Subclasses of openenv's Action, Observation and State (through envgen_runtime.server), made
-from the same schemas as the client. The client package never imports this module; serving
-needs `pip install 'envgen-runtime[server]'`.
+Subclasses of envgen_runtime.server's wire bases (openenv 0.10's Action, Observation and
+State, restated without openenv), made from the same schemas as the client. `main` and
+`serve` serve on env.toml's `[server] backend` unless `--backend` says otherwise; here
+openenv. The client package never imports this module; serving needs
+`pip install 'envgen-runtime[server]'` (the openenv backend: `'envgen-runtime[openenv]'`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
+import envgen_runtime.server as _server
 from envgen_runtime.server import ServerAction, ServerModel, ServerObservation, ServerState
 from pydantic import ConfigDict, Field
 
@@ -138,3 +143,60 @@ class ToolyObservation(ServerObservation):
     """
     Name of the tool that was called; absent from reset's observation (openenv's plain Observation, its reset_observation schema).
     """
+
+
+BACKEND = "openenv"
+"""env.toml's `[server] backend`: what `main` and `serve` serve on unless told otherwise."""
+
+
+def serve(
+    environment_cls: type[object],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    protocol: str = "websocket",
+    backend: str = BACKEND,
+    max_concurrent_envs: int = _server.DEFAULT_MAX_CONCURRENT_ENVS,
+) -> None:
+    """Serve `environment_cls` on this module's models until the process is stopped
+    (`envgen_runtime.server.serve`, with env.toml's name, description and version)."""
+    _server.serve(
+        environment_cls,
+        ToolyAction,
+        ToolyObservation,
+        ToolyState,
+        name="tooly",
+        description="A tool env whose tool and argument names Python cannot take as they are.",
+        version="1.0.0",
+        host=host,
+        port=port,
+        protocol=protocol,
+        backend=backend,
+        max_concurrent_envs=max_concurrent_envs,
+        reset_cls=None,
+    )
+
+
+def main(
+    environment_cls: type[object],
+    *,
+    backend: str = BACKEND,
+    max_concurrent_envs: int = _server.DEFAULT_MAX_CONCURRENT_ENVS,
+    argv: Sequence[str] | None = None,
+) -> None:
+    """Serve `environment_cls` as env.toml's `[server] command` runs it: `--host`, `--port`,
+    `--protocol` and `--backend` (default `backend`) from the command line
+    (`envgen_runtime.server.main`)."""
+    _server.main(
+        environment_cls,
+        ToolyAction,
+        ToolyObservation,
+        ToolyState,
+        name="tooly",
+        description="A tool env whose tool and argument names Python cannot take as they are.",
+        version="1.0.0",
+        max_concurrent_envs=max_concurrent_envs,
+        argv=argv,
+        reset_cls=None,
+        backend=backend,
+    )
