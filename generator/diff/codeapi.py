@@ -2,7 +2,9 @@
 
 Whether a type change breaks code depends on how code uses the class: actions are built by
 user code (the new type must accept every old value), observations and state are read (the
-new type must fit inside the old one). The API itself is read by `diff/apiread`.
+new type must fit inside the old one). A tool's arguments are built and its result read,
+the same way round. A tool method removed or renamed (`env.tools.<name>`), or returning
+another type, breaks the code calling it. The API itself is read by `diff/apiread`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from generator.diff.apiread import Api, api_of
-from generator.diff.model import CLIENT_WRITTEN, ROLES, Change, ChangeClass
+from generator.diff.model import CLIENT_WRITTEN, ROLES, Change, ChangeClass, ReportRole
 from generator.diff.pytypes import PyType, is_subtype
 from generator.diff.sides import Side
 from generator.errors import EnvgenError
@@ -42,7 +44,9 @@ class _Ctx:
         if wire is not None:
             pointer += json_pointer(["properties", wire])
         roles = api.uses.get(name, set())
-        role = next((r for r in ROLES if r in roles), None)
+        role: ReportRole | None = next((r for r in ROLES if r in roles), None)
+        if role is None and name in api.tool_uses:
+            role = "tool"
         self.changes.append(
             Change(
                 rule=rule,
@@ -78,7 +82,57 @@ def code_changes(old: Side, new: Side) -> list[Change]:
     ctx = _Ctx(old, new, old_api, new_api, _renames(old_api, new_api))
     _model_type(ctx)
     _compare_names(ctx)
+    _compare_methods(ctx)
     return ctx.changes
+
+
+def _compare_methods(ctx: _Ctx) -> None:
+    """Tool methods by wire name: removed, renamed, returning another type, added."""
+    old, new = ctx.old_api.methods, ctx.new_api.methods
+    for wire in sorted(old.keys() | new.keys()):
+        was, now = old.get(wire), new.get(wire)
+        if now is None and was is not None:
+            _method_change(
+                ctx,
+                "code.method-removed",
+                "breaking-code",
+                was.file,
+                "",
+                f"tools.{was.name}() is no longer generated",
+            )
+        elif was is None and now is not None:
+            _method_change(
+                ctx, "code.method-added", "safe", now.file, "", f"tools.{now.name}() is new"
+            )
+        elif was is not None and now is not None:
+            if was.name != now.name:
+                _method_change(
+                    ctx,
+                    "code.method-renamed",
+                    "breaking-code",
+                    now.file,
+                    "/name",
+                    f"tools.{was.name}() is now tools.{now.name}() (tool {wire!r})",
+                )
+            if ctx.renames.get(was.result, was.result) != now.result:
+                _method_change(
+                    ctx,
+                    "code.method-result-changed",
+                    "breaking-code",
+                    now.file,
+                    "",
+                    f"tools.{now.name}() returns {now.result}, not {was.result}",
+                )
+
+
+def _method_change(
+    ctx: _Ctx, rule: str, cls: ChangeClass, file: str, pointer: str, message: str
+) -> None:
+    ctx.changes.append(
+        Change(
+            rule=rule, change_class=cls, role="tool", file=file, pointer=pointer, message=message
+        )
+    )
 
 
 def _renames(old: Api, new: Api) -> dict[str, str]:
@@ -227,6 +281,7 @@ def _compare_attrs(ctx: _Ctx, old_name: str, new_name: str) -> None:
 
 def _usage(ctx: _Ctx, old_name: str, new_name: str) -> tuple[bool, bool]:
     roles = ctx.old_api.uses.get(old_name, set()) | ctx.new_api.uses.get(new_name, set())
+    roles |= ctx.old_api.tool_uses.get(old_name, set()) | ctx.new_api.tool_uses.get(new_name, set())
     return bool(roles & set(CLIENT_WRITTEN)), bool(roles & {"observation", "state"})
 
 
