@@ -26,6 +26,7 @@ class Method:
     """One generated tool method (`env.tools.<name>`), keyed in `Api.methods` by wire name."""
 
     name: str
+    arguments: str  # its arguments model
     result: str  # its return type: the result model, or ToolResult
     file: str  # the tool file it comes from
 
@@ -114,7 +115,9 @@ def _read_tools(side: Side, source: str, api: Api, refs: dict[str, set[str]]) ->
         return
     files = {tool.name: tool.display for tool in side.tools}
     for method in tool_context(side.codegen, source)["tools"]:
-        api.methods[method.wire] = Method(method.method, method.result, files[method.wire])
+        api.methods[method.wire] = Method(
+            method.method, method.arguments, method.result, files[method.wire]
+        )
         _mark(api.tool_uses, refs, method.arguments, "action")
         if method.structured:
             _mark(api.tool_uses, refs, method.result, "observation")

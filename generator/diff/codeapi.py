@@ -87,42 +87,38 @@ def code_changes(old: Side, new: Side) -> list[Change]:
 
 
 def _compare_methods(ctx: _Ctx) -> None:
-    """Tool methods by wire name: removed, renamed, returning another type, added."""
+    """Tool methods by wire name: removed, renamed, returning another type, added.
+
+    A tool gone whose arguments class reappears under another tool (the class renamed, as
+    `_renames` matches them by shape) is reported as its method renamed."""
     old, new = ctx.old_api.methods, ctx.new_api.methods
-    for wire in sorted(old.keys() | new.keys()):
-        was, now = old.get(wire), new.get(wire)
-        if now is None and was is not None:
+    gone, fresh = sorted(old.keys() - new.keys()), sorted(new.keys() - old.keys())
+    moved: dict[str, str] = {}
+    for wire in gone:
+        target = ctx.renames.get(old[wire].arguments)
+        match = [w for w in fresh if new[w].arguments == target and w not in moved.values()]
+        if match:
+            moved[wire] = match[0]
+    for wire in gone:
+        was = old[wire]
+        if wire in moved:
+            now = new[moved[wire]]
+            message = f"tools.{was.name}() is now tools.{now.name}() (tool {moved[wire]!r})"
+            _method_change(ctx, "code.method-renamed", "breaking-code", now.file, "/name", message)
+        else:
+            message = f"tools.{was.name}() is no longer generated"
+            _method_change(ctx, "code.method-removed", "breaking-code", was.file, "", message)
+    for wire in fresh:
+        if wire not in moved.values():
+            message = f"tools.{new[wire].name}() is new"
+            _method_change(ctx, "code.method-added", "safe", new[wire].file, "", message)
+    for wire in sorted(old.keys() & new.keys()):
+        was, now = old[wire], new[wire]
+        if ctx.renames.get(was.result, was.result) != now.result:
+            message = f"tools.{now.name}() returns {now.result}, not {was.result}"
             _method_change(
-                ctx,
-                "code.method-removed",
-                "breaking-code",
-                was.file,
-                "",
-                f"tools.{was.name}() is no longer generated",
+                ctx, "code.method-result-changed", "breaking-code", now.file, "", message
             )
-        elif was is None and now is not None:
-            _method_change(
-                ctx, "code.method-added", "safe", now.file, "", f"tools.{now.name}() is new"
-            )
-        elif was is not None and now is not None:
-            if was.name != now.name:
-                _method_change(
-                    ctx,
-                    "code.method-renamed",
-                    "breaking-code",
-                    now.file,
-                    "/name",
-                    f"tools.{was.name}() is now tools.{now.name}() (tool {wire!r})",
-                )
-            if ctx.renames.get(was.result, was.result) != now.result:
-                _method_change(
-                    ctx,
-                    "code.method-result-changed",
-                    "breaking-code",
-                    now.file,
-                    "",
-                    f"tools.{now.name}() returns {now.result}, not {was.result}",
-                )
 
 
 def _method_change(

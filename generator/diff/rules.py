@@ -198,7 +198,12 @@ _ALL = [
     ),
     RuleDoc("code.type-changed-compatibly", "an attribute's Python type changed compatibly", S, S),
     RuleDoc("code.method-removed", "a generated tool method was removed", C, C),
-    RuleDoc("code.method-renamed", "a generated tool method has a new Python name", C, C),
+    RuleDoc(
+        "code.method-renamed",
+        "a tool renamed: its method has a new name (its arguments class renamed with it)",
+        C,
+        C,
+    ),
     RuleDoc("code.method-added", "a generated tool method was added", S, S),
     RuleDoc("code.method-result-changed", "a generated tool method returns another type", C, C),
     RuleDoc("code.model-type-changed", "model_type changed (pydantic <-> dataclasses)", C, C),

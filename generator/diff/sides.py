@@ -204,7 +204,7 @@ def load_tool_side(path: Path, label: str, cwd: Path) -> Side:
     owners.update({model: (label, pointer) for model, (_, pointer) in roots.items()})
     defs = dict(bundle.defs)
     role_names: dict[str, str] = {}
-    for role in ROLES:
+    for role in (*ROLES, "reset"):
         placeholder = f"EnvgenUnused{_ROLE_CLASS[role]}"
         defs[placeholder] = {"type": "object"}
         role_names[role] = placeholder

@@ -54,7 +54,7 @@ def _schemas(old: Side, new: Side, was: ToolInput, now: ToolInput, policy: Polic
                 now,
                 "tool.output-removed",
                 "breaking",
-                "",
+                OUTPUT,
                 f"tool {name!r} no longer declares an output schema; the new server need "
                 "not send the structured result old clients read",
             )
