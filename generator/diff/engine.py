@@ -22,8 +22,15 @@ def unchanged(old: Side, new: Side) -> bool:
         return False
     if old.bundle.role_names != new.bundle.role_names:
         return False
+    if _tool_texts(old) != _tool_texts(new):
+        return False
     old_m, new_m = old.manifest, new.manifest
     return not (old_m and new_m and old_m.model_type != new_m.model_type)
+
+
+def _tool_texts(side: Side) -> list[tuple[str, str, bool]]:
+    """What of a side's tools is not in its defs: names, descriptions, output or not."""
+    return [(t.name, t.description, t.output_pointer is None) for t in side.tools]
 
 
 def compare_sides(

@@ -46,6 +46,9 @@ def tool_changes(old: Side, new: Side, policy: Policy) -> list[Change]:
 def _schemas(old: Side, new: Side, was: ToolInput, now: ToolInput, policy: Policy) -> list[Change]:
     name = now.name
     out = _wire("action", old, new, tool_model_name(name, "Arguments"), policy)
+    if was.description != now.description:  # the method's docstring
+        message = f"tool {name!r}: description changed"
+        out.append(_tool_change(now, "annotation.changed", "safe", "/description", message))
     if was.output_pointer and now.output_pointer:
         out += _wire("observation", old, new, tool_model_name(name, "Result"), policy)
     elif was.output_pointer:

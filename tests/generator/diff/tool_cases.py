@@ -182,6 +182,12 @@ TOOL_CASES = [
         "safe",
     ),
     ToolCase(
+        "tool description changed",
+        {"add.json": tool("add")},
+        {"add.json": {**tool("add"), "description": "Adds."}},
+        "safe annotation.changed",
+    ),
+    ToolCase(
         "output schema removed",
         {"add.json": tool("add")},
         {"add.json": tool("add", output=None)},
