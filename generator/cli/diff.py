@@ -1,7 +1,9 @@
 """`envgen diff`: the click command.
 
     envgen diff --base REF [--head REF] [ENV...]      git revisions (head: the working tree)
+    envgen diff --base REF --role ROLE [ENV...]       the same, only ROLE's changes
     envgen diff --role ROLE OLD.json NEW.json         two schema files for one role
+    envgen diff --role tool OLD.json NEW.json         two tool files (tools/<tool>.json)
 
 Exit codes: 0 nothing fails; 1 something fails (see --fail-on); 2 usage or input error.
 """
@@ -18,7 +20,7 @@ from generator.cli.common import fail
 from generator.cli.options import verbosity, verbosity_options
 from generator.diff.formats import FORMATS, render, text
 from generator.diff.gate import FAIL_ON
-from generator.diff.model import ROLES, Report, Role
+from generator.diff.model import REPORT_ROLES, Report, ReportRole
 from generator.diff.rules import RULES
 from generator.diff.run import Options, diff_files, diff_revisions
 from generator.errors import InputError
@@ -65,8 +67,9 @@ def _policy_options(func: Any) -> Any:
 @click.option("--head", metavar="REF", help="Git revision to compare (default: working tree).")
 @click.option(
     "--role",
-    type=click.Choice(ROLES),
-    help="Compare two schema files (OLD NEW) for this role instead of git revisions.",
+    type=click.Choice(REPORT_ROLES),
+    help="Compare two schema files (OLD NEW) for this role (tool: two tool files); with "
+    "--base, report only this role's changes (tool: the tool files').",
 )
 @click.option(
     "--format",
@@ -121,10 +124,13 @@ def diff(
 
     With --base, compares schemas/ at a git revision with --head (default: the working
     tree), for ENV... or every env; envs added or removed are reported. With --role,
-    compares two files, OLD NEW. The action is written by clients and read by the server:
+    compares two files, OLD NEW; with --base too, reports only that role's changes.
+    The action is written by clients and read by the server:
     a change breaks when the new schema rejects what the old accepted. Observation and
     state are written by the server: a change breaks when the new schema allows what the
-    old rejected. Each change gets a rule id, a JSON pointer, a class (breaking,
+    old rejected. A tool env's tools (`--role tool`) go both ways: a tool's input schema is
+    judged as the action, its output schema as the observation, and a removed tool
+    breaks. Each change gets a rule id, a JSON pointer, a class (breaking,
     breaking-code, safe) and, for wire breaks, a witness value. A failing change says how
     to resolve it: the version to raise to, or the ignore-file entry to add.
 
@@ -138,11 +144,9 @@ def diff(
         fail_on=fail_on, overrides=dict(policy), ignore_files=ignore_files, code=not no_code
     )
     layout: Layout = getattr(ctx.obj, "layout", None) or Layout.at(Path("."))
-    if role is not None:
-        if base or head:
-            raise click.UsageError(
-                "--role compares two files; it cannot be used with --base/--head"
-            )
+    if role is not None and base is None:
+        if head:
+            raise click.UsageError("--head needs --base")
         if len(args) != 2:
             raise click.UsageError("--role needs exactly two files: OLD NEW")
         chosen = _role(role)
@@ -154,6 +158,8 @@ def diff(
         raise click.UsageError("give --base REF (git revisions) or --role ROLE OLD NEW (files)")
     else:
         revision = base
+        if role is not None:
+            options.roles = (_role(role),)
 
         def run() -> Report:
             return diff_revisions(layout, revision, head, list(args), options)
@@ -172,8 +178,8 @@ def diff(
         sys.exit(EXIT_FAILED)
 
 
-def _role(name: str) -> Role:
-    for role in ROLES:
+def _role(name: str) -> ReportRole:
+    for role in REPORT_ROLES:
         if role == name:
             return role
     raise click.BadParameter(name, param_hint="--role")

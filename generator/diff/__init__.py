@@ -14,6 +14,8 @@ The modules, in the order data flows through them:
 - `sides`, `gitrev`: load each version through the bundler generation uses (`gitrev`: from git).
 - `engine`: compares two versions role by role (`schemadiff.wire_changes`), then their
   generated API.
+- `tooldiff`: a tool env's tools (role `tool`): tools added and removed, each input schema
+  judged as the action, each output schema as the observation.
 - `apiread`, `codeapi`, `pytypes`: read each version's generated Python API, compare the
   two (`breaking-code`).
 - `ignore`, `gate`, `resolve`: decide which changes fail, and what would let them pass.

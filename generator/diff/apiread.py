@@ -2,7 +2,9 @@
 
 The models are made by the same generator call `envgen generate` uses, so class names,
 attribute names (`class` -> `class_`, `time-left` -> `time_left`, collisions numbered) and
-types are exactly what users import, not a guess. `diff/codeapi` compares two of these.
+types are exactly what users import, not a guess. A tool env's tool methods are read from
+the context `tools.py` is rendered from (`codegen/tool_methods`), so a method's name and
+return type are the generated ones. `diff/codeapi` compares two of these.
 """
 
 from __future__ import annotations
@@ -11,11 +13,22 @@ import ast
 from dataclasses import dataclass, field
 
 from generator.codegen.models import generate_models
+from generator.codegen.tool_methods import tool_context
 from generator.diff.model import ROLES, Role
 from generator.diff.pytypes import PyType, parse
 from generator.diff.sides import Side
 
 _SKIP = {"model_config", "__pydantic_config__"}
+
+
+@dataclass(frozen=True)
+class Method:
+    """One generated tool method (`env.tools.<name>`), keyed in `Api.methods` by wire name."""
+
+    name: str
+    arguments: str  # its arguments model
+    result: str  # its return type: the result model, or ToolResult
+    file: str  # the tool file it comes from
 
 
 @dataclass(frozen=True)
@@ -36,6 +49,9 @@ class Api:
     uses: dict[str, set[Role]] = field(default_factory=dict)
     role_classes: dict[Role, str] = field(default_factory=dict)
     mentions: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # Classes a tool's arguments (built: "action") or result (read: "observation") reach.
+    tool_uses: dict[str, set[Role]] = field(default_factory=dict)
+    methods: dict[str, Method] = field(default_factory=dict)
 
     def names(self) -> set[str]:
         return set(self.classes) | set(self.aliases)
@@ -76,15 +92,35 @@ def api_of(side: Side) -> Api:
         if root in side.hidden:
             continue
         api.role_classes[role] = root
-        stack, seen = [root], set()
-        while stack:
-            name = stack.pop()
-            if name in seen or name not in refs:
-                continue
-            seen.add(name)
-            api.uses.setdefault(name, set()).add(role)
-            stack.extend(refs[name])
+        _mark(api.uses, refs, root, role)
+    _read_tools(side, source, api, refs)
     return api
+
+
+def _mark(uses: dict[str, set[Role]], refs: dict[str, set[str]], root: str, role: Role) -> None:
+    """`role` on `root` and every class its annotations reach."""
+    stack, seen = [root], set()
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in refs:
+            continue
+        seen.add(name)
+        uses.setdefault(name, set()).add(role)
+        stack.extend(refs[name])
+
+
+def _read_tools(side: Side, source: str, api: Api, refs: dict[str, set[str]]) -> None:
+    """A tool env's methods, and which classes its arguments and results reach."""
+    if not side.tools:
+        return
+    files = {tool.name: tool.display for tool in side.tools}
+    for method in tool_context(side.codegen, source)["tools"]:
+        api.methods[method.wire] = Method(
+            method.method, method.arguments, method.result, files[method.wire]
+        )
+        _mark(api.tool_uses, refs, method.arguments, "action")
+        if method.structured:
+            _mark(api.tool_uses, refs, method.result, "observation")
 
 
 def _without_import_aliases(tree: ast.Module) -> ast.Module:

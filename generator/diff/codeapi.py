@@ -2,7 +2,9 @@
 
 Whether a type change breaks code depends on how code uses the class: actions are built by
 user code (the new type must accept every old value), observations and state are read (the
-new type must fit inside the old one). The API itself is read by `diff/apiread`.
+new type must fit inside the old one). A tool's arguments are built and its result read,
+the same way round. A tool method removed or renamed (`env.tools.<name>`), or returning
+another type, breaks the code calling it. The API itself is read by `diff/apiread`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from generator.diff.apiread import Api, api_of
-from generator.diff.model import CLIENT_WRITTEN, ROLES, Change, ChangeClass
+from generator.diff.model import CLIENT_WRITTEN, ROLES, Change, ChangeClass, ReportRole
 from generator.diff.pytypes import PyType, is_subtype
 from generator.diff.sides import Side
 from generator.errors import EnvgenError
@@ -42,7 +44,9 @@ class _Ctx:
         if wire is not None:
             pointer += json_pointer(["properties", wire])
         roles = api.uses.get(name, set())
-        role = next((r for r in ROLES if r in roles), None)
+        role: ReportRole | None = next((r for r in ROLES if r in roles), None)
+        if role is None and name in api.tool_uses:
+            role = "tool"
         self.changes.append(
             Change(
                 rule=rule,
@@ -78,7 +82,53 @@ def code_changes(old: Side, new: Side) -> list[Change]:
     ctx = _Ctx(old, new, old_api, new_api, _renames(old_api, new_api))
     _model_type(ctx)
     _compare_names(ctx)
+    _compare_methods(ctx)
     return ctx.changes
+
+
+def _compare_methods(ctx: _Ctx) -> None:
+    """Tool methods by wire name: removed, renamed, returning another type, added.
+
+    A tool gone whose arguments class reappears under another tool (the class renamed, as
+    `_renames` matches them by shape) is reported as its method renamed."""
+    old, new = ctx.old_api.methods, ctx.new_api.methods
+    gone, fresh = sorted(old.keys() - new.keys()), sorted(new.keys() - old.keys())
+    moved: dict[str, str] = {}
+    for wire in gone:
+        target = ctx.renames.get(old[wire].arguments)
+        match = [w for w in fresh if new[w].arguments == target and w not in moved.values()]
+        if match:
+            moved[wire] = match[0]
+    for wire in gone:
+        was = old[wire]
+        if wire in moved:
+            now = new[moved[wire]]
+            message = f"tools.{was.name}() is now tools.{now.name}() (tool {moved[wire]!r})"
+            _method_change(ctx, "code.method-renamed", "breaking-code", now.file, "/name", message)
+        else:
+            message = f"tools.{was.name}() is no longer generated"
+            _method_change(ctx, "code.method-removed", "breaking-code", was.file, "", message)
+    for wire in fresh:
+        if wire not in moved.values():
+            message = f"tools.{new[wire].name}() is new"
+            _method_change(ctx, "code.method-added", "safe", new[wire].file, "", message)
+    for wire in sorted(old.keys() & new.keys()):
+        was, now = old[wire], new[wire]
+        if ctx.renames.get(was.result, was.result) != now.result:
+            message = f"tools.{now.name}() returns {now.result}, not {was.result}"
+            _method_change(
+                ctx, "code.method-result-changed", "breaking-code", now.file, "", message
+            )
+
+
+def _method_change(
+    ctx: _Ctx, rule: str, cls: ChangeClass, file: str, pointer: str, message: str
+) -> None:
+    ctx.changes.append(
+        Change(
+            rule=rule, change_class=cls, role="tool", file=file, pointer=pointer, message=message
+        )
+    )
 
 
 def _renames(old: Api, new: Api) -> dict[str, str]:
@@ -227,6 +277,7 @@ def _compare_attrs(ctx: _Ctx, old_name: str, new_name: str) -> None:
 
 def _usage(ctx: _Ctx, old_name: str, new_name: str) -> tuple[bool, bool]:
     roles = ctx.old_api.uses.get(old_name, set()) | ctx.new_api.uses.get(new_name, set())
+    roles |= ctx.old_api.tool_uses.get(old_name, set()) | ctx.new_api.tool_uses.get(new_name, set())
     return bool(roles & set(CLIENT_WRITTEN)), bool(roles & {"observation", "state"})
 
 

@@ -1,12 +1,13 @@
-"""Diffing whole envs: wire changes for each role, then the generated API, then merged."""
+"""Diffing whole envs: wire changes for each role and tool, then the generated API, merged."""
 
 from __future__ import annotations
 
 from envgen_runtime.schemadiff import Policy, WireChange, wire_changes
 
 from generator.diff.codeapi import code_changes
-from generator.diff.model import NO_WITNESS, ROLES, Change, Role
+from generator.diff.model import NO_WITNESS, REPORT_ROLES, ROLES, Change, ReportRole
 from generator.diff.sides import Side
+from generator.diff.tooldiff import tool_changes
 from generator.schema.jsonio import canonical_json
 
 # Safe code changes that a wire break at the same place already explains. A code change
@@ -21,20 +22,37 @@ def unchanged(old: Side, new: Side) -> bool:
         return False
     if old.bundle.role_names != new.bundle.role_names:
         return False
+    if _tool_texts(old) != _tool_texts(new):
+        return False
     old_m, new_m = old.manifest, new.manifest
     return not (old_m and new_m and old_m.model_type != new_m.model_type)
 
 
+def _tool_texts(side: Side) -> list[tuple[str, str, bool]]:
+    """What of a side's tools is not in its defs: names, descriptions, output or not."""
+    return [(t.name, t.description, t.output_pointer is None) for t in side.tools]
+
+
 def compare_sides(
-    old: Side, new: Side, policy: Policy, roles: tuple[Role, ...] = ROLES, code: bool = True
+    old: Side,
+    new: Side,
+    policy: Policy,
+    roles: tuple[ReportRole, ...] = REPORT_ROLES,
+    code: bool = True,
 ) -> list[Change]:
-    """All changes between two versions of one env, in a stable order."""
+    """All changes between two versions of one env, in a stable order.
+
+    `roles` restricts the report (`tool`: the tool files'); code changes with no role (the
+    model kind, a generation failure) are always kept."""
     if unchanged(old, new):
         return []
     changes: list[Change] = []
-    for role in roles:
-        found = wire_changes(role, old.version, new.version, policy, new.where)
-        changes.extend(_as_change(change) for change in found)
+    for role in ROLES:
+        if role in roles:
+            found = wire_changes(role, old.version, new.version, policy, new.where)
+            changes.extend(_as_change(change) for change in found)
+    if "tool" in roles:
+        changes += tool_changes(old, new, policy)
     if code:
         wire_breaks = [c for c in changes if c.change_class == "breaking"]
         paths = {(c.file, c.pointer): c.path for c in changes if c.path}
@@ -68,6 +86,11 @@ def _as_change(wire: WireChange) -> Change:
 def _path_in_role(change: Change, sides: tuple[Side, Side]) -> str:
     """The instance path of a code change inside its role's root schema, else ""."""
     if change.role is None:
+        return ""
+    if change.role == "tool":  # a tool file: the path inside its input or output schema
+        for root in ("/inputSchema", "/outputSchema"):
+            if change.pointer == root or change.pointer.startswith(root + "/"):
+                return instance_path(change.pointer.removeprefix(root))
         return ""
     for side in sides:
         if side.where(side.role_def(change.role), "") == (change.file, ""):

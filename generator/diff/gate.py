@@ -48,15 +48,20 @@ def judge(report: EnvReport, fail_on: str, ignores: IgnoreSet) -> None:
 def wire_companion(change: Change, changes: list[Change]) -> Change | None:
     """The wire break at (or below) a code change's place, which explains it; else None.
 
-    Ignoring that wire break ignores the code change too: one reason covers both.
+    Ignoring that wire break ignores the code change too: one reason covers both. A tool
+    removed explains every code change in its tool file (its method, its models).
     """
     if not change.rule.startswith("code."):
         return None
     for other in changes:
         if other.rule.startswith("code.") or other.change_class != "breaking":
             continue
-        if other.file == change.file and (
-            other.pointer == change.pointer or other.pointer.startswith(change.pointer + "/")
+        if other.file != change.file:
+            continue
+        if (
+            other.pointer == change.pointer
+            or other.pointer.startswith(change.pointer + "/")
+            or other.rule == "tool.removed"
         ):
             return other
     return None

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.diff.errors import IgnoreFileError
-from generator.diff.model import ROLES, Change
+from generator.diff.model import REPORT_ROLES, Change
 from generator.diff.rules import RULES
 
 ENV_FILE = "compat-ignore.toml"
@@ -127,8 +127,8 @@ def _entry(item: Any, display: str, index: int, env: str | None) -> Entry:
     if pointer and not pointer.startswith("/"):
         raise fail("pointer", f"pointer {pointer!r} must be empty or start with '/'")
     role = item.get("role")
-    if role is not None and role not in ROLES:
-        raise fail("role", f"role must be one of {', '.join(ROLES)}")
+    if role is not None and role not in REPORT_ROLES:
+        raise fail("role", f"role must be one of {', '.join(REPORT_ROLES)}")
     entry_env = item.get("env")
     if env is not None and entry_env not in (None, env):
         raise fail("env", f"this file belongs to {env!r}; leave env out")

@@ -11,6 +11,21 @@ from envgen_runtime.schemadiff import ROLES as ROLES
 from envgen_runtime.schemadiff import Role as Role
 from envgen_runtime.schemadiff import writer_is_old as writer_is_old
 
+ReportRole = Role | Literal["tool"]
+"""What a change is reported under: a wire role, or `tool` for a tool env's tool files (each
+tool's input schema is judged the action's way, its output schema the observation's)."""
+REPORT_ROLES: tuple[ReportRole, ...] = (*ROLES, "tool")
+OUTPUT = "/outputSchema"
+
+
+def tool_direction(pointer: str) -> Role:
+    """The wire role a tool-file pointer is judged as: its output schema the observation's
+    way, the rest (its input schema, the tool itself) the action's: clients call tools."""
+    if pointer == OUTPUT or pointer.startswith(OUTPUT + "/"):
+        return "observation"
+    return "action"
+
+
 ChangeClass = Literal["breaking", "breaking-code", "safe"]
 CLASS_ORDER: dict[str, int] = {"safe": 0, "breaking-code": 1, "breaking": 2}
 
@@ -26,7 +41,7 @@ class Change:
 
     rule: str
     change_class: ChangeClass
-    role: Role | None
+    role: ReportRole | None
     file: str
     pointer: str
     message: str
@@ -46,7 +61,7 @@ class Change:
         return self.change_class != "safe"
 
     def sort_key(self) -> tuple[int, str, str, str]:
-        role_index = ROLES.index(self.role) if self.role else -1
+        role_index = REPORT_ROLES.index(self.role) if self.role else -1
         return (role_index, self.file, self.pointer, self.rule)
 
 

@@ -40,6 +40,8 @@ def ignore_entry(change: Change) -> list[str]:
     ]
     if change.role:
         lines.append(f"role = {json.dumps(change.role)}")
+    if change.role == "tool":  # every tool file has the same pointers: name the file
+        lines.append(f"file = {json.dumps(change.file)}")
     lines.append(f"reason = {json.dumps(REASON_PROMPT)}")
     return lines
 

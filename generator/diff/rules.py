@@ -4,14 +4,16 @@
 new schema rejects what the old one accepted); `reader` is the class for observation and
 state (the server writes, the client reads: a change breaks when the new schema allows what
 the old one rejected). `None` means the rule is never reported in that direction. Classes
-are those under the default policy; `policy` says which setting flips them.
+are those under the default policy; `policy` says which setting flips them. A tool file's
+changes (`role: tool`) take the action's class in its `inputSchema` (and for the tool
+itself) and the reader's in its `outputSchema`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.diff.model import CLIENT_WRITTEN, ChangeClass, Role
+from generator.diff.model import CLIENT_WRITTEN, ChangeClass, ReportRole, tool_direction
 
 B: ChangeClass = "breaking"
 C: ChangeClass = "breaking-code"
@@ -26,10 +28,12 @@ class RuleDoc:
     reader: ChangeClass | None
     policy: str = ""
 
-    def class_for(self, role: Role | None) -> ChangeClass | None:
+    def class_for(self, role: ReportRole | None, pointer: str = "") -> ChangeClass | None:
+        """The class in `role`'s direction (a tool file's: by where `pointer` is in it)."""
         if role is None:
             return self.action
-        return self.action if role in CLIENT_WRITTEN else self.reader
+        wire = tool_direction(pointer) if role == "tool" else role
+        return self.action if wire in CLIENT_WRITTEN else self.reader
 
 
 _IGNORE_UNKNOWN = "safe when readers_ignore_unknown_fields (the default); breaking without it"
@@ -163,6 +167,15 @@ _ALL = [
     ),
     RuleDoc("annotation.changed", "title, description, examples or similar changed", S, S),
     RuleDoc("env.added", "a new environment", S, S),
+    RuleDoc("tool.added", "a new tool (a tool env's tools/<tool>.json)", S, None),
+    RuleDoc("tool.removed", "a tool was removed; clients calling it fail", B, None),
+    RuleDoc("tool.output-added", "a tool now declares an output schema", None, S),
+    RuleDoc(
+        "tool.output-removed",
+        "a tool no longer declares an output schema; old clients read its structured result",
+        None,
+        B,
+    ),
     RuleDoc("env.removed", "an environment was removed", B, B),
     RuleDoc("code.class-removed", "a generated class or type alias was removed", C, C),
     RuleDoc("code.class-renamed", "a generated class or type alias was renamed", C, C),
@@ -184,6 +197,15 @@ _ALL = [
         C,
     ),
     RuleDoc("code.type-changed-compatibly", "an attribute's Python type changed compatibly", S, S),
+    RuleDoc("code.method-removed", "a generated tool method was removed", C, C),
+    RuleDoc(
+        "code.method-renamed",
+        "a tool renamed: its method has a new name (its arguments class renamed with it)",
+        C,
+        C,
+    ),
+    RuleDoc("code.method-added", "a generated tool method was added", S, S),
+    RuleDoc("code.method-result-changed", "a generated tool method returns another type", C, C),
     RuleDoc("code.model-type-changed", "model_type changed (pydantic <-> dataclasses)", C, C),
     RuleDoc("code.generation-failed", "the new schemas do not generate", C, C),
 ]

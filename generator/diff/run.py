@@ -15,8 +15,16 @@ from generator.diff.engine import compare_sides
 from generator.diff.gate import judge
 from generator.diff.gitrev import checkout, toplevel
 from generator.diff.locate import line_of
-from generator.diff.model import Change, ChangeClass, EnvReport, EnvVersion, Report, Role
-from generator.diff.sides import Side, load_env_side, load_role_side, relabel
+from generator.diff.model import (
+    REPORT_ROLES,
+    Change,
+    ChangeClass,
+    EnvReport,
+    EnvVersion,
+    Report,
+    ReportRole,
+)
+from generator.diff.sides import Side, load_env_side, load_role_side, load_tool_side, relabel
 from generator.errors import InputError
 from generator.schema.loader import Layout, discover_envs
 
@@ -29,6 +37,7 @@ class Options:
     overrides: dict[str, bool | None] = field(default_factory=dict)
     ignore_files: tuple[Path, ...] = ()
     code: bool = True
+    roles: tuple[ReportRole, ...] = REPORT_ROLES  # `--role` with `--base`: only these
 
 
 def diff_revisions(
@@ -60,12 +69,13 @@ def diff_revisions(
     return report
 
 
-def diff_files(role: Role, old_path: Path, new_path: Path, options: Options, cwd: Path) -> Report:
-    """Compare two schema files for one role."""
+def diff_files(
+    role: ReportRole, old_path: Path, new_path: Path, options: Options, cwd: Path
+) -> Report:
+    """Compare two schema files for one role (`tool`: two tool files)."""
     old_label, new_label = _display(old_path, cwd), _display(new_path, cwd)
     report = Report(base=old_label, head=new_label, fail_on=options.fail_on)
-    old = load_role_side(old_path.resolve(), role, old_label, cwd)
-    new = load_role_side(new_path.resolve(), role, new_label, cwd)
+    old, new = _file_sides(role, ((old_path, old_label), (new_path, new_label)), cwd)
     policy = Policy.resolve({}, options.overrides)
     env_report = EnvReport(
         env=new_label, status="changed", version=EnvVersion(None, None), policy=policy.as_dict()
@@ -81,6 +91,17 @@ def diff_files(role: Role, old_path: Path, new_path: Path, options: Options, cwd
         change.line = line_of(new_path if change.file == new_label else old_path, change.pointer)
     report.envs.append(env_report)
     return report
+
+
+def _file_sides(
+    role: ReportRole, pairs: tuple[tuple[Path, str], tuple[Path, str]], cwd: Path
+) -> tuple[Side, Side]:
+    def load(path: Path, label: str) -> Side:
+        if role == "tool":
+            return load_tool_side(path.resolve(), label, cwd)
+        return load_role_side(path.resolve(), role, label, cwd)
+
+    return load(*pairs[0]), load(*pairs[1])
 
 
 @contextmanager
@@ -143,7 +164,7 @@ def _env_report(name: str, old: Side | None, new: Side | None, options: Options)
             )
         ]
     elif old is not None and new is not None:
-        report.changes = compare_sides(old, new, policy, code=options.code)
+        report.changes = compare_sides(old, new, policy, options.roles, code=options.code)
         if not report.changes:
             report.status = "unchanged"
     return report

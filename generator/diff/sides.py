@@ -1,4 +1,4 @@
-"""Loading one version of an env (or one schema file) into what the diff compares.
+"""Loading one version of an env (or one schema or tool file) into what the diff compares.
 
 A `Side` is a bundle (every `$ref` resolved into one `$defs` table, exactly as generation
 bundles it), where each def came from (so changes point into the files people edit), and
@@ -7,7 +7,7 @@ what the model generator needs to make the Python API of that version.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from envgen_runtime.schemadiff import NO_RESET_SCHEMA, Version
@@ -18,8 +18,16 @@ from generator.errors import InputError, ManifestError
 from generator.schema.bundle import ROLES, Bundle, Bundler
 from generator.schema.check import check_reset_params, check_role_root
 from generator.schema.jsonio import read_json
-from generator.schema.loader import MANIFEST, EnvInput, Layout, did_you_mean, role_file
+from generator.schema.loader import (
+    MANIFEST,
+    EnvInput,
+    Layout,
+    did_you_mean,
+    role_file,
+    tool_roots,
+)
 from generator.schema.manifest import Manifest, check_env_name, load_manifest
+from generator.schema.tools import ToolInput, check_tool, embed_refs, load_tools
 
 _ROLE_CLASS = {
     "action": "Action",
@@ -45,6 +53,8 @@ class Side:
     codegen: EnvInput
     hidden: frozenset[str] = frozenset()
     manifest_file: str = ""
+    tools: tuple[ToolInput, ...] = ()
+    """A tool env's tools (`schemas/<env>/tools/`), bundled as generation bundles them."""
 
     def role_def(self, role: Role) -> str:
         return self.bundle.role_names[role]
@@ -73,7 +83,7 @@ def relabel(exc: InputError, label: str) -> InputError:
 
 
 def load_env_side(layout: Layout, name: str, label: str) -> Side:
-    """Read env.toml and the role schemas of `name` as `envgen generate` would."""
+    """Read env.toml, the role schemas and the tools of `name` as `envgen generate` would."""
     env_dir = layout.schemas / name
     problem = check_env_name(name)
     if problem:
@@ -99,15 +109,19 @@ def load_env_side(layout: Layout, name: str, label: str) -> Side:
         role_names["reset"] = f"{prefix}{_ROLE_CLASS['reset']}"
     else:
         role_names["reset"] = NO_RESET
+    found = load_tools(env_dir, layout.display)
     bundler = Bundler(layout.schemas, layout.root)
-    bundle = bundler.bundle(files, role_names)
+    bundler.preload(found.documents)
+    bundle = bundler.bundle(files, role_names, tool_roots(found.tools))
     owners = _owners(bundler, bundle)
     hidden: frozenset[str] = frozenset()
     if "reset" not in files:
         bundle.defs[NO_RESET] = dict(NO_RESET_SCHEMA)
         owners[NO_RESET] = (reset_display, "")
         hidden = frozenset({NO_RESET})
-    codegen = EnvInput(manifest=manifest, bundle=bundle, sources=(), schema_hash="")
+    codegen = EnvInput(
+        manifest=manifest, bundle=bundle, sources=(), schema_hash="", tools=found.tools
+    )
     return Side(
         label=label,
         name=name,
@@ -117,6 +131,7 @@ def load_env_side(layout: Layout, name: str, label: str) -> Side:
         codegen=codegen,
         hidden=hidden,
         manifest_file=layout.display(manifest_path),
+        tools=found.tools,
     )
 
 
@@ -154,21 +169,8 @@ def load_role_side(
             defs[placeholder] = {"type": "object"}
             role_names[other] = placeholder
             hidden.add(placeholder)
-    manifest = Manifest(
-        name="role_diff",
-        version="0.0.0",
-        description="",
-        class_prefix="",
-        transport="websocket",
-        model_type="pydantic",
-        server_command=(),
-        health_path="/health",
-        startup_timeout_s=60.0,
-        docker_image=None,
-        docker_port=8000,
-    )
     codegen = EnvInput(
-        manifest=manifest,
+        manifest=_file_manifest(),
         bundle=Bundle(defs=defs, role_names=role_names),
         sources=(),
         schema_hash="",
@@ -181,6 +183,64 @@ def load_role_side(
         owners=owners,
         codegen=codegen,
         hidden=frozenset(hidden),
+    )
+
+
+def load_tool_side(path: Path, label: str, cwd: Path) -> Side:
+    """One tool file for `--role tool`, checked as `envgen generate` checks tool files.
+
+    Its refs are resolved relative to its own folder; the three role models the generator
+    needs are placeholders left out of the comparison.
+    """
+    if not path.is_file():
+        raise RoleFileError("file not found", file=label)
+    doc = read_json(path, label)
+    tool = replace(check_tool(doc, label, path), display=label)
+    bundler = Bundler(path.parent, cwd)
+    bundler.preload({path: embed_refs(doc)})
+    roots = tool_roots((tool,))
+    bundle = bundler.bundle({}, {}, roots)
+    owners = _owners(bundler, bundle)
+    owners.update({model: (label, pointer) for model, (_, pointer) in roots.items()})
+    defs = dict(bundle.defs)
+    role_names: dict[str, str] = {}
+    for role in (*ROLES, "reset"):
+        placeholder = f"EnvgenUnused{_ROLE_CLASS[role]}"
+        defs[placeholder] = {"type": "object"}
+        role_names[role] = placeholder
+    codegen = EnvInput(
+        manifest=_file_manifest(),
+        bundle=Bundle(defs=defs, role_names=role_names),
+        sources=(),
+        schema_hash="",
+        tools=(tool,),
+    )
+    return Side(
+        label=label,
+        name=label,
+        manifest=None,
+        bundle=Bundle(defs=bundle.defs, role_names=role_names),
+        owners=owners,
+        codegen=codegen,
+        hidden=frozenset(role_names.values()),
+        tools=(tool,),
+    )
+
+
+def _file_manifest() -> Manifest:
+    """The manifest a diff of bare files generates with (no env.toml to read)."""
+    return Manifest(
+        name="role_diff",
+        version="0.0.0",
+        description="",
+        class_prefix="",
+        transport="websocket",
+        model_type="pydantic",
+        server_command=(),
+        health_path="/health",
+        startup_timeout_s=60.0,
+        docker_image=None,
+        docker_port=8000,
     )
 
 

@@ -97,7 +97,7 @@ def role_file(env_dir: Path, role: str) -> Path:
 def load_env(layout: Layout, name: str) -> EnvInput:
     """Read env.toml, the three role schemas and the optional reset schema for `name`."""
     # Imported here: checking schemas loads jsonschema, which a cache hit never needs.
-    from generator.schema.bundle import RESET_ROLE, ROLES, Bundler, tool_model_name
+    from generator.schema.bundle import RESET_ROLE, ROLES, Bundler
     from generator.schema.check import check_reset_params, check_role_root
     from generator.schema.jsonio import read_json
     from generator.schema.tools import load_tools
@@ -136,8 +136,24 @@ def load_env(layout: Layout, name: str) -> EnvInput:
     found = load_tools(env_dir, layout.display)
     bundler = Bundler(layout.schemas, layout.root)
     bundler.preload(found.documents)
+    bundle = bundler.bundle(role_files, role_names, tool_roots(found.tools))
+    sources = tuple([layout.display(manifest_path), *bundle.sources])
+    return EnvInput(
+        manifest=manifest,
+        bundle=bundle,
+        sources=sources,
+        schema_hash=_hash_sources(layout, sources),
+        tools=found.tools,
+    )
+
+
+def tool_roots(tools: tuple[ToolInput, ...]) -> dict[str, tuple[Path, str]]:
+    """Each tool's argument and result model name -> its schema in the tool file (the
+    bundler's `embedded` roots); two tools whose names give one model name are an error."""
+    from generator.schema.bundle import tool_model_name
+
     embedded: dict[str, tuple[Path, str]] = {}
-    for tool in found.tools:
+    for tool in tools:
         roots = [("Arguments", tool.input_pointer), ("Result", tool.output_pointer)]
         for kind, pointer in roots:
             if pointer is None:
@@ -152,15 +168,7 @@ def load_env(layout: Layout, name: str) -> EnvInput:
                     hint="rename one of the tools",
                 )
             embedded[model] = (tool.path, pointer)
-    bundle = bundler.bundle(role_files, role_names, embedded)
-    sources = tuple([layout.display(manifest_path), *bundle.sources])
-    return EnvInput(
-        manifest=manifest,
-        bundle=bundle,
-        sources=sources,
-        schema_hash=_hash_sources(layout, sources),
-        tools=found.tools,
-    )
+    return embedded
 
 
 def _hash_sources(layout: Layout, sources: tuple[str, ...]) -> str:

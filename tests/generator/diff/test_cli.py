@@ -72,7 +72,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     for args, text in (
         ((), "give --base REF"),
         (("--role", "action", old), "exactly two files"),
-        (("--role", "action", old, old, "--base", "HEAD"), "cannot be used with --base"),
+        (("--role", "action", old, old, "--head", "HEAD"), "--head needs --base"),
         (("--role", "nothing", old, old), "Invalid value for '--role'"),
         (("--base", "HEAD", "--format", "xml"), "Invalid value for '--format'"),
     ):
