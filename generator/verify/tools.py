@@ -10,9 +10,11 @@ tool's output schema when it has one (`tool.output`; also when FastMCP's own che
 result against the tool's output schema failed, `SELF_CHECKED`). A failed call is read as the client
 reads it (`envgen_runtime.client.tools.ToolSpec.read`):
 
-- `tool_not_found` for a committed tool is `tool.missing`, and `invalid_args` for arguments
-  the input schema allows is `tool.rejected-valid`: violations, since the typed client's call
-  (validated before sending) would fail there;
+- `tool_not_found` for a committed tool is `tool.missing`, and arguments the input schema
+  allows refused as invalid (`invalid_args`, or FastMCP's validation message) is
+  `tool.rejected-valid`: violations, since the typed client's call (validated before
+  sending) would fail there (`classify_error` says how openenv's guessed error types are
+  read);
 - any other tool error (the tool raised, or returned `is_error`) is `tool.error`: a note
   per tool, never a violation. An input schema says what shape the arguments have, not what
   the tool can do with them (dividing by zero, a file that does not exist); MCP makes such an
@@ -24,6 +26,7 @@ reads it (`envgen_runtime.client.tools.ToolSpec.read`):
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -48,8 +51,33 @@ MAX_EXAMPLES = 25
 RESULT = "/observation/result"
 SELF_CHECKED = ("Output validation error:", "Invalid structured content returned by tool")
 """How FastMCP's errors begin when a tool's result breaks the tool's own output schema
-(FastMCP checks it before replying; openenv passes them on as execution_error or
-invalid_args): an output problem, not a tool error or refused arguments."""
+(FastMCP checks it before replying): an output problem, not a tool error."""
+RAISED = "Error calling tool "
+"""How FastMCP's error begins when the tool itself raised: a tool error, whatever the type."""
+ARGUMENTS_REFUSED = re.compile(r"^\d+ validation errors? for call\[")
+"""FastMCP's (pydantic's) refusal of a call's arguments."""
+
+
+def classify_error(error_type: str, message: str) -> str:
+    """The check a failed call comes to: `tool.output`, `tool.missing`,
+    `tool.rejected-valid`, or `tool.error` (a note).
+
+    openenv 0.10 guesses `error_type` from words in the message ("not found" is
+    `tool_not_found`, "invalid" or "argument" is `invalid_args`), so a tool raising "file not
+    found" would look like a missing tool, and FastMCP's refusal of arguments is an
+    `execution_error`: FastMCP's own messages are read first, `error_type` only after.
+    """
+    if message.startswith(SELF_CHECKED):
+        return "tool.output"
+    if message.startswith(RAISED):
+        return "tool.error"
+    if ARGUMENTS_REFUSED.match(message):
+        return "tool.rejected-valid"
+    return {"tool_not_found": "tool.missing", "invalid_args": "tool.rejected-valid"}.get(
+        error_type, "tool.error"
+    )
+
+
 _Problem = tuple[str, str, str, Any]
 """(check, message, pointer, value)."""
 STRUCTURED = RESULT + "/structured_content"
@@ -133,12 +161,13 @@ class _Caller:
         error = observation.get("error")
         if isinstance(error, dict):
             kind, text = str(error.get("error_type") or "execution_error"), error.get("message")
-            if isinstance(text, str) and text.startswith(SELF_CHECKED):
+            verdict = classify_error(kind, str(text))
+            if verdict == "tool.output":
                 message = f"{name}: the server's own check of its result failed: {text}"
                 yield "tool.output", message, "/observation/error/message", text
-            elif kind == "tool_not_found":
+            elif verdict == "tool.missing":
                 yield "tool.missing", f"{name}: the server has no such tool: {text}", "", kind
-            elif kind == "invalid_args":
+            elif verdict == "tool.rejected-valid":
                 message = f"{name}: arguments its input schema allows were refused: {text}"
                 yield "tool.rejected-valid", message, "/observation/error", error
             else:
