@@ -45,7 +45,7 @@ def build_tools(fault: str) -> Any:
         length: int
         kind: str
 
-    mcp: Any = FastMCP(NAME)
+    mcp: FastMCP = FastMCP(NAME)
     shape = LooseMeasure if fault == "bad-output" else Measure
 
     @mcp.tool(output_schema=shape.model_json_schema())
