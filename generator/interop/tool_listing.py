@@ -4,7 +4,8 @@ A server is a tool env when its `/schema` action is OpenEnv's `CallToolAction` (
 `call_tool` tag, a `tool_name`): what `MCPEnvironment` servers publish. Non-tool envs are
 never asked anything more. The tools come from MCP's `tools/list` on `POST /mcp` (openenv's
 app serves it: the whole MCP `Tool`, output schemas included), else from OpenEnv's own
-listing, a `list_tools` step on `POST /step` (no output schemas: a note says so).
+listing, a `list_tools` step on `POST /step` (no output schemas: a note says so; on a
+stateful HTTP server, envgen's `http_app`, that step counts as one of its env's steps).
 
 Each tool is written as the committed format holds it: the MCP entry's `name`, `title`,
 `description`, `inputSchema`, `outputSchema` and `annotations` that are not null, in that
