@@ -15,6 +15,7 @@ publishes; `tests/examples/test_calc_env.py` holds the two together.
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,6 +40,14 @@ class Stats(BaseModel):
     maximum: float = Field(description="The largest value.")
 
 
+def finite(value: float) -> float:
+    """`value`, or a tool error when it overflowed to infinity: JSON has no infinity, so the
+    reply would carry null where the output schema says number (`envgen verify` found it)."""
+    if not math.isfinite(value):
+        raise ValueError("the result is too large for a float")
+    return value
+
+
 def build_tools() -> FastMCP:
     """The FastMCP server holding calc_env's tools."""
     mcp: FastMCP = FastMCP(NAME)
@@ -46,19 +55,20 @@ def build_tools() -> FastMCP:
     @mcp.tool
     def add(a: float, b: float = 0.0) -> float:
         """Add two numbers."""
-        return a + b
+        return finite(a + b)
 
     @mcp.tool
     def divide(numerator: float, denominator: float) -> float:
         """Divide one number by another; dividing by zero is a tool error."""
         if denominator == 0:
             raise ValueError("division by zero")
-        return numerator / denominator
+        return finite(numerator / denominator)
 
     @mcp.tool
     def stats(values: list[float] = Field(min_length=1)) -> Stats:  # noqa: B008
         """Count, mean and maximum of a non-empty list of numbers."""
-        return Stats(count=len(values), mean=sum(values) / len(values), maximum=max(values))
+        mean = finite(sum(values) / len(values))
+        return Stats(count=len(values), mean=mean, maximum=max(values))
 
     @mcp.tool(name="format-number", output_schema=None)
     def format_number(value: float, digits: int = Field(default=2, ge=0, le=10)) -> str:

@@ -93,8 +93,10 @@ def pull(
 
     URL is the server's base address, http:// or https:// (a bare HOST:PORT means
     http://HOST:PORT). Reads GET URL/schema and GET URL/metadata; a "reset" entry in
-    /schema (envgen_runtime.server publishes one) becomes reset.schema.json. Nothing is
-    written unless both replies are usable and the schemas generate. --verbose also names the URLs
+    /schema (envgen_runtime.server publishes one) becomes reset.schema.json. A tool env
+    (its /schema action is OpenEnv's CallToolAction) also gets tools/<tool>.json per tool,
+    from POST URL/mcp tools/list (else a list_tools step on POST URL/step). Nothing is
+    written unless every reply is usable and the schemas generate. --verbose also names the URLs
     read and the files written; --quiet prints only warnings.
     """
     from generator.interop.adopt import adopt
@@ -120,6 +122,11 @@ def pull(
     except EnvgenError as exc:
         fail(exc)
     _report_adopted(obj, report)
+    if pulled.tools:
+        shown = obj.layout.display(report.target)
+        say(f"a tool env: {pulled.tools} tool(s) written to {shown}/tools/")
+    for note in pulled.notes:
+        say(f"note: {note}")
 
 
 @click.command(name="import")

@@ -90,6 +90,8 @@ def verify_command(
     invariant (failures shrunk to the shortest reproduction; a boundary failure names the
     field, the bound and the value); and sends actions that break the schema, each just past
     a bound or of the wrong shape, which must be refused without harm (negative cases).
+    A tool env's tools are each called first (simplest, boundary and random arguments) and
+    their results held to their output schemas; a tool error is a note (tool.error).
     """
     # Imported here: hypothesis (the fuzzing) costs a fifth of a second that every other
     # envgen command would otherwise pay at start-up.

@@ -91,8 +91,11 @@ def _classify(report: AdoptReport, old: Layout, new: Layout, name: str) -> None:
 
 def _changes(old: Path, new: Path) -> list[str]:
     lines: list[str] = []
-    names = sorted({p.name for p in old.glob("*.json")} | {p.name for p in new.glob("*.json")})
-    for name in names:
+
+    def names(folder: Path) -> set[str]:  # a tool env's tools/*.json too
+        return {p.relative_to(folder).as_posix() for p in folder.rglob("*.json")}
+
+    for name in sorted(names(old) | names(new)):
         before = (old / name).read_text().splitlines() if (old / name).is_file() else []
         after = (new / name).read_text().splitlines() if (new / name).is_file() else []
         lines += difflib.unified_diff(

@@ -2,8 +2,10 @@
 
 Reads `GET /schema` (action, observation, state and, when the server declares them,
 reset_observation and reset, the reset parameters that envgen_runtime.server publishes) and
-`GET /metadata` (name, description, version). Nothing is written unless both replies are
-usable and the schemas generate a client.
+`GET /metadata` (name, description, version). A tool env (its action is OpenEnv's
+`CallToolAction`) also gets its tools (`tool_listing`), one `tools/<tool>.json` each, and its
+observation adapted (`tool_listing.tool_env_observation`). Nothing is
+written unless every reply is usable and the schemas generate a client.
 """
 
 from __future__ import annotations
@@ -14,20 +16,17 @@ from typing import Any
 from envgen_runtime import normalize_base_url
 
 from generator.errors import EnvgenError, SchemaError
+from generator.interop.fetch import PullError as PullError
+from generator.interop.fetch import fetch_json as fetch_json
 from generator.interop.openenv import (
     check_schemas,
     env_name_from_server,
     semver_or_default,
     without_envelope_fields,
 )
+from generator.interop.tool_listing import is_tool_env, pull_tools, tool_env_observation
 from generator.schema.check import check_meta_schema, check_reset_params
 from generator.schema.jsonio import pretty_json
-
-TIMEOUT_S = 10.0
-
-
-class PullError(EnvgenError):
-    """The server could not be read: unreachable, no /schema, or not JSON."""
 
 
 class BadURLError(EnvgenError):
@@ -53,37 +52,10 @@ class Pulled:
     description: str
     schemas: dict[str, Any]
     extra_files: dict[str, str]
-
-
-def fetch_json(base_url: str, path: str, *, optional: bool = False) -> Any:
-    """GET base_url+path as JSON; every failure is a PullError naming the URL."""
-    import requests  # only pull needs an HTTP client
-
-    url = base_url.rstrip("/") + path
-    try:
-        reply = requests.get(url, timeout=TIMEOUT_S, headers={"Accept": "application/json"})
-    except requests.exceptions.ConnectionError:
-        raise PullError(
-            f"cannot reach {url}", hint="is the server running, and is the URL right?"
-        ) from None
-    except requests.exceptions.Timeout:
-        raise PullError(f"{url} did not answer within {TIMEOUT_S:.0f} s") from None
-    except requests.exceptions.RequestException as exc:
-        raise PullError(f"GET {url} failed: {exc}") from None
-    if reply.status_code == 404 and optional:
-        return None
-    if reply.status_code == 404:
-        raise PullError(
-            f"{url} does not exist (HTTP 404)",
-            hint="servers of OpenEnv 0.4 or later serve /schema; for older ones use "
-            "`envgen import` with the server's pydantic models",
-        )
-    if reply.status_code >= 400:
-        raise PullError(f"GET {url} answered HTTP {reply.status_code}: {reply.text[:300]}")
-    try:
-        return reply.json()
-    except ValueError:
-        raise PullError(f"GET {url} did not return JSON: {reply.text[:300]!r}") from None
+    notes: tuple[str, ...] = ()
+    """What the user should know about the pull (a tool listing without output schemas)."""
+    tools: int = 0
+    """How many tool files (`tools/<tool>.json`, in `extra_files`) a tool env's pull wrote."""
 
 
 def pull(base_url: str, name: str | None = None) -> Pulled:
@@ -116,6 +88,13 @@ def pull(base_url: str, name: str | None = None) -> Pulled:
     reset = body.get("reset_observation")
     if isinstance(reset, dict) and without_envelope_fields(reset) != schemas["observation"]:
         extra["reset_observation.schema.json"] = pretty_json(without_envelope_fields(reset))
+    notes: tuple[str, ...] = ()
+    tools = 0
+    if is_tool_env(schemas["action"]):
+        schemas["observation"] = tool_env_observation(schemas["observation"])
+        listing = pull_tools(base_url)
+        extra.update(listing.files)
+        notes, tools = listing.notes, len(listing.files)
     description = metadata.get("description")
     return Pulled(
         name=env_name,
@@ -123,6 +102,8 @@ def pull(base_url: str, name: str | None = None) -> Pulled:
         description=description if isinstance(description, str) else "",
         schemas=schemas,
         extra_files=extra,
+        notes=notes,
+        tools=tools,
     )
 
 

@@ -28,7 +28,7 @@ class EnvFiles:
     description: str
     transport: str
     schemas: dict[str, Any]  # role ("action", ...) -> schema
-    extra_files: dict[str, str] | None = None  # more files to keep beside them
+    extra_files: dict[str, str] | None = None  # more files (relative paths: tools/x.json)
     server_command: tuple[str, ...] = ()
     class_prefix: str | None = None  # None: derived from the name (and left commented out)
     docker_image: str | None = None  # None: a commented-out suggestion
@@ -122,7 +122,8 @@ def write_env_folder(target: Path, files: EnvFiles, *, replace: bool = False) ->
         (stage / "env.toml").write_text(files.manifest_text(), encoding="utf-8")
         for role, schema in files.schemas.items():
             (stage / f"{role}.schema.json").write_text(pretty_json(schema), encoding="utf-8")
-        for name, text in (files.extra_files or {}).items():
+        for name, text in (files.extra_files or {}).items():  # "tools/x.json": a subfolder
+            (stage / name).parent.mkdir(parents=True, exist_ok=True)
             (stage / name).write_text(text, encoding="utf-8")
         if replace and target.exists():
             os.rename(target, aside)

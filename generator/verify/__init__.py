@@ -1,6 +1,6 @@
 """`envgen verify`: check a live env server against the committed schemas.
 
-Three kinds of check, each reported as a `Violation` with where it happened (a JSON pointer),
+Four kinds of check, each reported as a `Violation` with where it happened (a JSON pointer),
 the offending value and the shortest action sequence found that reproduces it:
 
 - drift: the server's own `GET /schema` against the committed schemas, through the diff
@@ -10,6 +10,8 @@ the offending value and the shortest action sequence found that reproduces it:
   schemas and the protocol's invariants;
 - negative cases: actions that break the action schema must be refused as invalid, and the
   server must stay usable.
+- tool calls (a tool env): every committed tool called with arguments from its input
+  schema, boundaries first, each result held to its output schema (`verify/tools`).
 
 Nothing here is imported by the runtime or by generated clients.
 """

@@ -25,7 +25,18 @@ CHECKS: dict[str, str] = {
     "negative.accepted": "an action that breaks the action schema was accepted",
     "negative.server-error": "an invalid action caused a server error, not a validation error",
     "negative.unusable": "after an invalid action the server could not play a new episode",
+    "tool.output": "a tool's result breaks its committed output schema (or has no "
+    "structured_content although the tool has one)",
+    "tool.missing": "the server answers tool_not_found for a committed tool",
+    "tool.rejected-valid": "the server refused (invalid_args) arguments the tool's input "
+    "schema allows",
+    "tool.reply": "the reply to a tool call is not a tool call's observation (no result "
+    "and no error, another tool's name)",
+    "tool.error": "(a note, never a violation) a tool error for arguments the input schema "
+    "allows: the tool's own answer, counted per tool",
 }
+NOTE_CHECKS = frozenset({"tool.error"})
+"""Check ids reported as notes only (`VerifyReport.add` refuses them)."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +57,8 @@ class Violation:
     reset_params: dict[str, Any] | None = None
     """The reset parameters sent with `reset(seed=seed)` (envs with reset.schema.json)."""
     boundary: dict[str, Any] | None = None
-    """For a boundary action: the field's `pointer` in the action, the `bound` and the `value`."""
+    """For a boundary action: the field's `pointer` in the action, the `bound` and the `value`
+    (`role`: action, reset, or tool with the `tool`'s name: an argument at a bound)."""
 
     def as_dict(self) -> dict[str, Any]:
         out = {
@@ -86,6 +98,6 @@ class VerifyReport:
         return not self.violations
 
     def add(self, violation: Violation) -> None:
-        if violation.check not in CHECKS:
+        if violation.check not in CHECKS or violation.check in NOTE_CHECKS:
             raise ValueError(f"unknown check {violation.check!r}")
         self.violations.append(violation)

@@ -73,7 +73,7 @@ class Player:
                 reset_params=reset_params,
             )
 
-        outcome = self._reset(seed, episode_id, reset_params)
+        outcome = self.reset(seed, episode_id, reset_params)
         found = self._failed("reset", outcome, violation, skip)
         if found is not None or outcome.reply is None:
             return found
@@ -111,7 +111,9 @@ class Player:
                 return found
         return None
 
-    def _reset(self, seed: int, episode_id: str, params: dict[str, Any] | None) -> Outcome:
+    def reset(self, seed: int, episode_id: str, params: dict[str, Any] | None) -> Outcome:
+        """Reset the session; a session lost before the episode began revives the server
+        (when verify owns it) and tries once more, else raises ServerDown."""
         outcome = self.session.reset(seed, episode_id, params)
         if outcome.kind != "lost":
             return outcome

@@ -1,4 +1,5 @@
-"""One `envgen verify` run: drift, boundary actions, fuzzing, negative cases, on one server."""
+"""One `envgen verify` run: drift, a tool env's tool calls, boundary actions, fuzzing,
+negative cases, on one server."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from generator.verify.probe import probe
 from generator.verify.schemas import CommittedSchemas
 from generator.verify.session import WireSession
 from generator.verify.target import Target
+from generator.verify.tools import check_tools
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ def verify(
     deadline = time.monotonic() + options.time_budget_s
     fuzz_options = FuzzOptions(options.max_examples, options.max_steps, options.seed, deadline)
     try:
+        if schemas.env.tools:
+            check_tools(player, report, fuzz_options)
         found = probe(player, report, fuzz_options)
         fuzz(player, report, fuzz_options, found)
         if options.negative:

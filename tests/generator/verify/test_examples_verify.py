@@ -42,3 +42,7 @@ def test_example_env_conforms_to_its_schemas(env: str, transport: str) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["violations"] == [], report
+    if env == "calc_env":  # every tool called; dividing by zero is a tool error, a note
+        (divide,) = [n for n in report["notes"] if n.startswith("tool.error: divide: ")]
+        assert "division by zero" in divide
+        assert not [n for n in report["notes"] if n.startswith("tool.error: ") and n != divide]
