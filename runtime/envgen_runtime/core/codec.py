@@ -176,22 +176,8 @@ class ModelCodec(Generic[T]):
         catches values built with ``model_construct`` or assigned wrong types afterwards.
         """
         adapter = self.adapter
-        try:
-            dumped = adapter.dump_python(value, mode="json", by_alias=True, warnings=False)
-        except (PydanticSerializationError, TypeError, ValueError, AttributeError) as exc:
-            why = truncate(str(exc), 300)
-            text = f"{self._role} cannot be serialised to JSON: {why}"
-            raise self._whole("serialization", why, text) from exc
-        _prune_unset_none(value, dumped)
-        if not isinstance(dumped, dict):
-            text = f"{self._role} must encode to a JSON object, got {type(dumped).__name__}"
-            raise self._whole("type", "must encode to a JSON object", text)
-        try:
-            adapter.validate_json(compact_json(dumped))
-        except pydantic.ValidationError as exc:
-            raise validation_error(self._role, exc, hint="nothing was sent") from exc
-        except ValueError as exc:  # NaN/inf that JSON cannot carry
-            raise self._whole("json_serialization", str(exc)) from exc
+        dumped = self._wire_object(value, self._dump(adapter, value))
+        self._check_sent(adapter, self._json_text(dumped))
         return dumped
 
     def encode_texts(self, values: Sequence[T]) -> list[str]:
@@ -206,27 +192,43 @@ class ModelCodec(Generic[T]):
         if many is None:
             many = self._many = TypeAdapter(list[self._type])  # type: ignore[name-defined]
         items = list(values)
+        dumped = self._dump(many, items)
+        texts = [
+            self._json_text(self._wire_object(value, item))
+            for value, item in zip(items, dumped, strict=True)
+        ]
+        self._check_sent(many, "[" + ",".join(texts) + "]")
+        return texts
+
+    def _dump(self, adapter: TypeAdapter[Any], value: Any) -> Any:
+        """``value`` as JSON-ready Python under wire names; one that cannot be is refused."""
         try:
-            dumped = many.dump_python(items, mode="json", by_alias=True, warnings=False)
+            return adapter.dump_python(value, mode="json", by_alias=True, warnings=False)
         except (PydanticSerializationError, TypeError, ValueError, AttributeError) as exc:
             why = truncate(str(exc), 300)
             text = f"{self._role} cannot be serialised to JSON: {why}"
             raise self._whole("serialization", why, text) from exc
-        texts = []
-        for value, item in zip(items, dumped, strict=True):
-            _prune_unset_none(value, item)
-            if not isinstance(item, dict):
-                text = f"{self._role} must encode to a JSON object, got {type(item).__name__}"
-                raise self._whole("type", "must encode to a JSON object", text)
-            try:
-                texts.append(compact_json(item))
-            except ValueError as exc:  # NaN/inf that JSON cannot carry
-                raise self._whole("json_serialization", str(exc)) from exc
+
+    def _wire_object(self, value: Any, dumped: Any) -> dict[str, Any]:
+        """The object sent for ``value``: unset None defaults left out; must be an object."""
+        _prune_unset_none(value, dumped)
+        if not isinstance(dumped, dict):
+            text = f"{self._role} must encode to a JSON object, got {type(dumped).__name__}"
+            raise self._whole("type", "must encode to a JSON object", text)
+        return dumped
+
+    def _json_text(self, dumped: dict[str, Any]) -> str:
         try:
-            many.validate_json("[" + ",".join(texts) + "]")
+            return compact_json(dumped)
+        except ValueError as exc:  # NaN/inf that JSON cannot carry
+            raise self._whole("json_serialization", str(exc)) from exc
+
+    def _check_sent(self, adapter: TypeAdapter[Any], text: str) -> None:
+        """Validate what will be sent exactly as sent (a JSON round trip)."""
+        try:
+            adapter.validate_json(text)
         except pydantic.ValidationError as exc:
             raise validation_error(self._role, exc, hint="nothing was sent") from exc
-        return texts
 
     def decode(self, payload: Any, *, strict: bool = False) -> T:
         """Validate a decoded JSON value from the server into the model type.
