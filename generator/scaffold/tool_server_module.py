@@ -89,7 +89,8 @@ class ${prefix}Environment(MCPEnvironment):
         return await super().step_async(action, timeout_s=timeout_s, **kwargs)
 
     def _step_impl(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
-        return Observation(done=False, reward=0.0, metadata={"error": "$name takes tool calls"})
+        error = "$name takes tool calls"  # a step that is not a tool call
+        return Observation(done=False, reward=0.0, metadata={"error": error})
 
     @property
     def state(self) -> State:
