@@ -25,10 +25,22 @@ from generator.errors import EnvgenError
     help="Folder (inside the project, parts Python identifiers) for the server module. "
     "Default: servers/NAME, served as `python -m servers.NAME.server`.",
 )
+@click.option(
+    "--tools",
+    is_flag=True,
+    help="A tool env: OpenEnv's call-tool action, tools/echo.json and tools/add.json, and an "
+    'openenv MCPEnvironment server on FastMCP. Served on backend "openenv" (needs '
+    "envgen-runtime[openenv]): the lean backend does not serve MCP envs yet.",
+)
 @verbosity_options
 @click.pass_obj
 def new(
-    obj: Context, name: str, transport: str, class_prefix: str | None, server_dir: str | None
+    obj: Context,
+    name: str,
+    transport: str,
+    class_prefix: str | None,
+    server_dir: str | None,
+    tools: bool,
 ) -> None:
     """Create schemas/NAME/ and a server module: an environment that runs with no edits.
 
@@ -41,7 +53,12 @@ def new(
 
     try:
         target = new_env(
-            obj.layout, name, transport=transport, class_prefix=class_prefix, server_dir=server_dir
+            obj.layout,
+            name,
+            transport=transport,
+            class_prefix=class_prefix,
+            server_dir=server_dir,
+            tools=tools,
         )
     except EnvExistsError as exc:
         fail(exc)
@@ -51,7 +68,7 @@ def new(
         raise click.BadParameter(str(exc), param_hint="NAME") from None
     module = server_file(obj.layout, name, server_dir)
     say(f"created {obj.layout.display(target)}/ and {obj.layout.display(module)}")
-    for path in sorted(target.iterdir()):
+    for path in sorted(p for p in target.rglob("*") if p.is_file()):
         detail(f"  {obj.layout.display(path)}")
     detail(f"  {obj.layout.display(module)}")
     say(

@@ -9,12 +9,15 @@ overwritten: any clash is found before anything is written.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from generator.errors import EnvExistsError, EnvgenError
+from generator.scaffold import tool_env
 from generator.scaffold.server_module import server_module
+from generator.scaffold.tool_server_module import tool_server_module
 from generator.schema.env_folder import EnvFiles, write_env_folder
 from generator.schema.loader import Layout
 from generator.schema.manifest import (
@@ -28,6 +31,8 @@ SERVERS_DIR = "servers"
 """Where server modules go by default: servers/<env>/server.py, imported as servers.<env>."""
 BACKEND: Backend = "lean"
 """What a new env serves on: the fast path (env.toml's `[server] backend`)."""
+TOOLS_BACKEND: Backend = "openenv"
+"""What a new tool env serves on: lean does not serve MCP environments yet."""
 STARTUP_TIMEOUT_S = 180  # ample on a busy machine even after a switch to the openenv backend
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -84,6 +89,18 @@ def _schemas(prefix: str) -> dict[str, dict[str, Any]]:
     }
 
 
+def _tool_schemas() -> dict[str, dict[str, Any]]:
+    return {"action": tool_env.ACTION, "observation": tool_env.OBSERVATION, "state": tool_env.STATE}
+
+
+def _tool_files() -> dict[str, str]:
+    """tools/<name>.json as `envgen pull` writes them: MCP's key order, indent 2."""
+    return {
+        f"tools/{name}.json": json.dumps(tool, indent=2, ensure_ascii=False) + "\n"
+        for name, tool in tool_env.TOOLS.items()
+    }
+
+
 class ServerDirError(EnvgenError):
     """`--server-dir` cannot hold an importable server module."""
 
@@ -114,10 +131,13 @@ def new_env(
     transport: str = "websocket",
     class_prefix: str | None = None,
     server_dir: str | None = None,
+    tools: bool = False,
 ) -> Path:
     """Create schemas/<name>/ and the server module; refuse to touch anything existing.
 
-    `class_prefix` (checked by the CLI) names the classes; without it they derive from `name`.
+    `tools`: a tool env (OpenEnv's call-tool action, tools/echo.json and tools/add.json, an
+    `MCPEnvironment` server on the openenv backend). `class_prefix` (checked by the CLI) names
+    the classes; without it they derive from `name`.
     """
     problem = check_env_name(name)
     if problem:
@@ -139,6 +159,7 @@ def new_env(
     version = "0.1.0"
     description = f"Describe what the {name} environment does."
     module = f"{package}.server"
+    backend = TOOLS_BACKEND if tools else BACKEND
     write_env_folder(
         target,
         EnvFiles(
@@ -146,7 +167,8 @@ def new_env(
             version=version,
             description=description,
             transport=transport,
-            schemas=_schemas(prefix),
+            schemas=_tool_schemas() if tools else _schemas(prefix),
+            extra_files=_tool_files() if tools else None,
             class_prefix=class_prefix,
             server_command=(
                 "{python}",
@@ -161,12 +183,18 @@ def new_env(
             ),
             docker_image=name.replace("_", "-"),  # tagged with `version` (env.toml's)
             startup_timeout_s=STARTUP_TIMEOUT_S,
-            backend=BACKEND,
-            docker_requirements=DOCKER_REQUIREMENTS[BACKEND],
+            backend=backend,
+            docker_requirements=DOCKER_REQUIREMENTS[backend],
+            backend_note=(
+                "A tool env (MCPEnvironment) needs openenv: lean does not serve MCP envs yet."
+                if tools
+                else None
+            ),
         ),
     )
     try:
-        _write_server(layout, folder, server_module(name, prefix, module))
+        render = tool_server_module if tools else server_module
+        _write_server(layout, folder, render(name, prefix, module))
     except BaseException:
         shutil.rmtree(target, ignore_errors=True)
         raise

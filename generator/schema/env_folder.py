@@ -35,6 +35,7 @@ class EnvFiles:
     startup_timeout_s: int = 60
     backend: str | None = None  # None: no key (the manifest's default, openenv)
     docker_requirements: tuple[str, ...] | None = None  # None: no key (the backend's default)
+    backend_note: str | None = None  # a comment line above `backend` (why this one)
 
     def manifest_text(self) -> str:
         other = "http" if self.transport == "websocket" else "websocket"
@@ -61,6 +62,7 @@ class EnvFiles:
                 "# lean: envgen's own app (starlette + uvicorn), ready in a fraction of a second;",
                 "# openenv: openenv 0.10's app, for its web interface or the Hugging Face Spaces",
                 "# layout (pip install 'envgen-runtime[openenv]'). --backend overrides it.",
+                *([f"# {self.backend_note}"] if self.backend_note else []),
                 f"backend = {_toml_str(self.backend)}",
             ]
         if self.server_command:
