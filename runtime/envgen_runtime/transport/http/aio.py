@@ -144,6 +144,7 @@ class AsyncHttpTransport(HttpEngine):
             conn.write(arg[0])
             return None
         if kind == DROPPED and conn is not None and conn.transport is not None:
+            # Asked of the socket itself too, as the loop may not have read the EOF yet.
             return not conn.idle_and_open() or dropped(conn.transport.get_extra_info("socket"))
         if kind == RECV and conn is not None and conn.readable():
             return conn.take()
@@ -187,18 +188,20 @@ class AsyncHttpTransport(HttpEngine):
         return item
 
     async def _perform(self, kind: int, arg: Any) -> Any:
+        """One action: a send waits while the peer does not read; the rest as ``_perform_now``
+        does them when they need no waiting, else awaited."""
         conn = self._conn
-        if kind == RECV:
-            assert conn is not None
-            return await conn.recv(arg)
         if kind == SEND:
             assert conn is not None
             await conn.send(*arg)
-        elif kind == DROPPED:
-            assert conn is not None and conn.transport is not None
-            # Asked of the socket itself too, as the loop may not have read the EOF yet.
-            return not conn.idle_and_open() or dropped(conn.transport.get_extra_info("socket"))
-        elif kind == OPEN:
+            return None
+        done = self._perform_now(kind, arg)
+        if done is not _LATER:
+            return done
+        if kind == RECV:
+            assert conn is not None
+            return await conn.recv(arg)
+        if kind == OPEN:
             import asyncio
 
             from .aio_connection import Connection
@@ -217,9 +220,8 @@ class AsyncHttpTransport(HttpEngine):
                 conn.transport = await asyncio.get_running_loop().start_tls(
                     conn.transport, conn, self.tls_context(), server_hostname=server_name
                 )
-        elif kind == CLOSE and conn is not None:
-            self._conn = None
-            conn.close()
+        else:  # DROPPED needs an open connection, which _perform_now had
+            raise AssertionError(f"action {kind} on no open connection")
         return None
 
     async def reconnect(self, *, headers: Mapping[str, str] | None = None) -> None:
