@@ -8,6 +8,13 @@ The same env (examples/echo_env) served by ``--backend openenv`` (openenv 0.10's
 - server CPU per step: the server process's user + system time (``/proc/<pid>/stat``) over
   ``--steps`` steps of the generated ``EchoEnv`` client on ``/ws``, divided by the steps.
 
+Beside them: ``lean+thread``, the same env with its steps on a thread of their own (what lean
+does for an env that does not set ``RUNS_ON_EVENT_LOOP``, and openenv's app for every env);
+and the lean server's floors (``benchmarks/serve_floor.py``): the same uvicorn +
+starlette stack answering each frame with a fixed reply, on the loop (``floor``) and after a
+thread round trip per frame (``floor+hop``, the lean server's price for running an env's sync
+methods off the loop). What lean costs above ``floor+hop`` is envgen's own code.
+
 Targets (issue 24): lean ready <= 1.0 s; lean server CPU per step <= 0.4x openenv's.
 
     python -m benchmarks.bench_serve [--quick | --runs 5 --steps 2000] [--out results.json]
@@ -36,6 +43,11 @@ from benchmarks.machine import MachineState
 
 REPO = Path(__file__).resolve().parent.parent
 BACKENDS = ("openenv", "lean")
+FLOORS = {"floor": [], "floor+hop": ["--hop"]}
+"""The floors' names and their ``serve_floor`` flags."""
+THREADED = "lean+thread"
+"""echo_env on lean with its steps on a thread (``benchmarks/echo_threaded``), not the loop."""
+SERVERS = (*BACKENDS, THREADED, *FLOORS)
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -57,15 +69,20 @@ def _healthy(port: int) -> bool:
         return False
 
 
-def _spawn(backend: str) -> tuple[subprocess.Popen[bytes], int, float]:
-    """A server on `backend`, once healthy, its port and the seconds it took."""
+def _spawn(server: str) -> tuple[subprocess.Popen[bytes], int, float]:
+    """A server (a backend or a floor), once healthy, its port and the seconds it took."""
     port = _free_port()
-    command = [sys.executable, "-m", "examples.echo_env.server", "--port", str(port)]
+    if server in FLOORS:
+        command = [sys.executable, "-m", "benchmarks.serve_floor", *FLOORS[server]]
+    elif server == THREADED:
+        command = [sys.executable, "-m", "benchmarks.echo_threaded", "--backend", "lean"]
+    else:
+        command = [sys.executable, "-m", "examples.echo_env.server", "--backend", server]
     start = time.perf_counter()
-    proc = subprocess.Popen([*command, "--backend", backend], cwd=REPO)
+    proc = subprocess.Popen([*command, "--port", str(port)], cwd=REPO)
     while not _healthy(port):
         if proc.poll() is not None or time.perf_counter() - start > 60:
-            raise RuntimeError(f"the {backend} server did not become ready")
+            raise RuntimeError(f"the {server} server did not become ready")
         time.sleep(0.01)
     return proc, port, time.perf_counter() - start
 
@@ -90,20 +107,20 @@ def _server_cpu_per_step_us(pid: int, port: int, steps: int) -> float:
 
 
 def run(runs: int, steps: int) -> dict[str, Any]:
-    ready: dict[str, list[float]] = {b: [] for b in BACKENDS}
-    cpu: dict[str, list[float]] = {b: [] for b in BACKENDS}
+    ready: dict[str, list[float]] = {b: [] for b in SERVERS}
+    cpu: dict[str, list[float]] = {b: [] for b in SERVERS}
     for index in range(runs):
-        for backend in BACKENDS if index % 2 == 0 else BACKENDS[::-1]:
-            proc, port, seconds = _spawn(backend)
+        for server in SERVERS if index % 2 == 0 else SERVERS[::-1]:
+            proc, port, seconds = _spawn(server)
             try:
-                ready[backend].append(seconds)
-                cpu[backend].append(_server_cpu_per_step_us(proc.pid, port, steps))
+                ready[server].append(seconds)
+                cpu[server].append(_server_cpu_per_step_us(proc.pid, port, steps))
             finally:
                 proc.terminate()
                 proc.wait(timeout=30)
     medians = {
         b: {"ready_s": statistics.median(ready[b]), "server_cpu_us": statistics.median(cpu[b])}
-        for b in BACKENDS
+        for b in SERVERS
     }
     return {
         "runs": runs,
@@ -115,6 +132,10 @@ def run(runs: int, steps: int) -> dict[str, Any]:
         "ready_ratio_lean_over_openenv": medians["lean"]["ready_s"] / medians["openenv"]["ready_s"],
         "cpu_ratio_lean_over_openenv": medians["lean"]["server_cpu_us"]
         / medians["openenv"]["server_cpu_us"],
+        "cpu_ratio_others_over_openenv": {
+            other: medians[other]["server_cpu_us"] / medians["openenv"]["server_cpu_us"]
+            for other in (THREADED, *FLOORS)
+        },
     }
 
 

@@ -32,11 +32,16 @@ def max_concurrent_envs() -> int:
 
 @dataclass(frozen=True)
 class EnvInfo:
-    """What `/metadata` reports; the version is the generated client's `SPEC.version`."""
+    """What `/metadata` reports; the version is the generated client's `SPEC.version`.
+
+    `blocks`: a step may block (a subprocess, I/O), so the lean backend runs it on the
+    session's thread; otherwise the env sets `RUNS_ON_EVENT_LOOP` and saves that hop.
+    """
 
     name: str
     description: str
     version: str
+    blocks: bool = False
 
     @property
     def class_name(self) -> str:
@@ -79,6 +84,7 @@ def environment_class(
 
     class LogicEnvironment(Environment):
         SUPPORTS_CONCURRENT_SESSIONS = True
+        RUNS_ON_EVENT_LOOP = not info.blocks
 
         def __init__(self) -> None:
             super().__init__()

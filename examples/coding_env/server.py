@@ -13,6 +13,7 @@ INFO = EnvInfo(
     name="coding_env",
     description="Runs Python code in a subprocess and reports stdout, stderr and exit code.",
     version=CodingEnv.SPEC.version,  # env.toml's, through `envgen generate`
+    blocks=True,  # each step waits for a subprocess
 )
 
 if __name__ == "__main__":

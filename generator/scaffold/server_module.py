@@ -44,6 +44,7 @@ class ${prefix}Environment(Environment):
     """Answers each message; the reward is the message's length; ends after MAX_TURNS steps."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # one instance per WebSocket session
+    RUNS_ON_EVENT_LOOP = False  # True if steps never block (no I/O, sleeps): no thread hop
 
     def __init__(self) -> None:
         super().__init__()

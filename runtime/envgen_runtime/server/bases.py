@@ -87,6 +87,10 @@ class Environment:
     """
 
     SUPPORTS_CONCURRENT_SESSIONS: ClassVar[bool] = False
+    RUNS_ON_EVENT_LOOP: ClassVar[bool] = False
+    """Set True when the env never blocks (its steps are pure computation, no I/O, sleeps or
+    locks): the lean backend then calls its sync methods on the event loop, saving a thread
+    round trip per call (most of a small env's server CPU per step); openenv's app ignores it."""
 
     def __init__(self) -> None:
         super().__init__()  # openenv's Environment.__init__ when the openenv backend mixes it in

@@ -29,13 +29,22 @@ def _omit_absent(model: BaseModel, data: Any) -> Any:
     (the generated `x: T | None = None` of a non-required property that refuses null)."""
     if not isinstance(data, dict):
         return data
-    for name, info in type(model).model_fields.items():
-        extra = info.json_schema_extra
-        marked = isinstance(extra, dict) and extra.get(OMIT_NONE) is True
-        if marked and getattr(model, name) is None:
-            key = info.serialization_alias or info.alias or name
+    for name, key in _marked(type(model)):
+        if getattr(model, name) is None:
             data.pop(key if key in data else name, None)
     return data
+
+
+@functools.cache
+def _marked(cls: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """`cls`'s OMIT_NONE fields, (name, wire key) each: read once per class, since every
+    reply's serialization asks (most classes have none, and then skip at once)."""
+    marked = []
+    for name, info in cls.model_fields.items():
+        extra = info.json_schema_extra
+        if isinstance(extra, dict) and extra.get(OMIT_NONE) is True:
+            marked.append((name, info.serialization_alias or info.alias or name))
+    return tuple(marked)
 
 
 def _published(schema: dict[str, Any]) -> dict[str, Any]:

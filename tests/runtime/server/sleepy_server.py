@@ -7,8 +7,9 @@ Every observation reports the threads the env was built, reset and stepped on, a
 server's main thread (where uvicorn runs the event loop), so tests can see where sync
 methods run; a step's also says how many steps of other sessions completed while it slept
 (none, when sync steps block the loop). `--single-thread` sets openenv's
-REQUIRES_SINGLE_THREAD_EXECUTOR; `--openenv-base` builds the env on openenv's Environment
-(whose inherited `step_async` only calls `step`) instead of envgen_runtime.server's.
+REQUIRES_SINGLE_THREAD_EXECUTOR; `--on-loop` sets envgen's RUNS_ON_EVENT_LOOP;
+`--openenv-base` builds the env on openenv's Environment (whose inherited `step_async` only
+calls `step`) instead of envgen_runtime.server's.
 """
 
 from __future__ import annotations
@@ -40,10 +41,11 @@ class SleepyState(ServerState):
     pass
 
 
-def environment(base: type[Any], single_thread: bool) -> type[Any]:
+def environment(base: type[Any], single_thread: bool, on_loop: bool = False) -> type[Any]:
     class Sleepy(base):  # type: ignore[misc,valid-type]
         SUPPORTS_CONCURRENT_SESSIONS = True
         REQUIRES_SINGLE_THREAD_EXECUTOR = single_thread
+        RUNS_ON_EVENT_LOOP = on_loop
 
         def __init__(self) -> None:
             super().__init__()
@@ -82,13 +84,14 @@ def main() -> None:
     parser.add_argument("--protocol", default="websocket")
     parser.add_argument("--single-thread", action="store_true")
     parser.add_argument("--openenv-base", action="store_true")
+    parser.add_argument("--on-loop", action="store_true")
     args = parser.parse_args()
     base: type[Any] = Environment
     if args.openenv_base:
         from openenv.core.env_server.interfaces import Environment as OpenEnvEnvironment
 
         base = OpenEnvEnvironment
-    env = environment(base, args.single_thread)
+    env = environment(base, args.single_thread, args.on_loop)
     models = (SleepyAction, SleepyObservation, SleepyState)
     serve(env, *models, name="sleepy_env", port=args.port, protocol=args.protocol, backend="lean")
 

@@ -1,5 +1,6 @@
 """The lean backend runs an env's sync methods off the event loop, on one thread per session
 (as openenv 0.10 does): a slow step in one session blocks no other session, nor `/health`.
+A class that sets RUNS_ON_EVENT_LOOP has them called on the loop instead, with no thread.
 
 Real servers (`sleepy_server`, one per variant, started once for the module): an env whose
 sync step sleeps as long as the action asks, reporting the threads it runs on.
@@ -31,6 +32,8 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "openenv-base": ("--openenv-base",),
     "single-thread": ("--single-thread",),
     "http": ("--protocol", "http"),
+    "on-loop": ("--on-loop",),
+    "on-loop-single": ("--on-loop", "--single-thread"),
 }
 
 
@@ -108,6 +111,30 @@ def test_a_class_requiring_a_single_thread_gets_one_shared_by_its_sessions(
     assert len(threads) == 1 and seen[0]["main"] not in threads
 
 
+@pytest.mark.parametrize("variant", ["on-loop", "on-loop-single"])
+def test_a_class_that_runs_on_the_event_loop_is_built_reset_and_stepped_there(
+    urls: dict[str, str], variant: str
+) -> None:
+    with _ws(urls[variant]) as a, _ws(urls[variant]) as b:
+        seen = [_call(ws, "reset") for ws in (a, b)] + [_call(ws, "step") for ws in (a, b)]
+    # uvicorn runs the loop on the main thread: every call was made there, with no hop
+    assert {obs["on"] for obs in seen} | {obs["born"] for obs in seen} == {seen[0]["main"]}
+
+
+def test_on_the_event_loop_a_slow_step_holds_other_sessions_up(urls: dict[str, str]) -> None:
+    # The flag's price, and why it is only for envs that never block: what the threads buy.
+    with _ws(urls["on-loop"]) as slow, _ws(urls["on-loop"]) as other:
+        _call(slow, "reset")
+        _call(other, "reset")
+        slow.send(json.dumps({"type": "step", "data": {"sleep_s": SLOW_S}}))
+        time.sleep(HEAD_START_S)
+        started = time.monotonic()
+        _call(other, "step", {"sleep_s": 0})
+        other_s = time.monotonic() - started
+        assert _reply(slow)["others"] == 0
+    assert other_s > (SLOW_S - HEAD_START_S) / 2
+
+
 def _http(url: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
@@ -148,6 +175,33 @@ def test_a_slow_http_step_runs_on_the_env_s_thread_and_blocks_no_other_request(
 
 def _env_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "envgen-env"]
+
+
+@pytest.mark.parametrize("protocol", ["websocket", "http"])
+def test_an_app_of_a_class_on_the_event_loop_starts_no_env_thread(protocol: str) -> None:
+    from envgen_runtime.server import Environment, build_app
+    from fastapi.testclient import TestClient
+
+    from tests.runtime.server.sleepy_server import (
+        SleepyAction,
+        SleepyObservation,
+        SleepyState,
+        environment,
+    )
+
+    before = set(_env_threads())
+    env = environment(Environment, single_thread=False, on_loop=True)
+    models = (SleepyAction, SleepyObservation, SleepyState)
+    app = build_app(env, *models, name="sleepy_env", protocol=protocol, backend="lean")
+    with TestClient(app) as client:
+        if protocol == "websocket":
+            with client.websocket_connect("/ws") as ws:
+                ws.send_text('{"type":"step","data":{}}')
+                observation = ws.receive_json()["data"]["observation"]
+            assert observation["on"] == observation["born"]  # a session's env: on the loop
+        else:  # the one HTTP env is built with the app, before any loop runs
+            assert client.post("/step", json={"action": {}}).status_code == 200
+        assert not set(_env_threads()) - before
 
 
 @pytest.mark.parametrize("protocol", ["websocket", "http"])

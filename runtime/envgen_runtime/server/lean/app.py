@@ -18,7 +18,7 @@ from ..documents import metadata_document, schema_document
 from ..serving import DEFAULT_MAX_CONCURRENT_ENVS, inherited_async_methods, serving_class
 from .http import http_routes
 from .session import SESSION_ERROR, Session, capacity_error, error, factory_error
-from .threads import EnvThread, EnvThreads
+from .threads import EnvThreads, runner
 
 
 class _Sessions:
@@ -110,7 +110,7 @@ def lean_app(
         close: Callable[[], None] = sessions.threads.close
     elif protocol == "http":
         capacity = 1
-        thread = EnvThread()  # the env is built here, on its thread, so a failure stops this
+        thread = runner(served)  # the env is built here, on its thread, so a failure stops this
         routes = list(http_routes(thread.call(served), action_cls, thread))
         close = thread.close
     else:

@@ -16,7 +16,7 @@ from starlette.routing import Route
 from ..episode import EpisodeEnded
 from ..serving import accepted
 from .session import observation_payload
-from .threads import EnvThread
+from .threads import Runner
 
 
 class ResetRequest(BaseModel):
@@ -52,7 +52,7 @@ async def _body(request: Request, model: type[BaseModel], empty: bool) -> Any:
     return model.model_validate_json(raw)
 
 
-def http_routes(env: Any, action_cls: type[Any], thread: EnvThread) -> list[Route]:
+def http_routes(env: Any, action_cls: type[Any], thread: Runner) -> list[Route]:
     """The stateful routes over `env`, which every request shares. Its methods run on
     `thread` (made by the caller, which constructed `env` there: ``threads``), one call at a
     time in the order the requests came, so no lock is needed and a slow step blocks no

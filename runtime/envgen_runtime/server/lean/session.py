@@ -21,7 +21,7 @@ from pydantic_core import to_json
 
 from ..serving import accepted
 from .messages import CloseMessage, ResetMessage, StateMessage, StepMessage
-from .threads import EnvThread
+from .threads import Runner
 
 INVALID_JSON = "INVALID_JSON"
 UNKNOWN_TYPE = "UNKNOWN_TYPE"
@@ -89,7 +89,7 @@ class Session:
         self,
         env: Any,
         action_cls: type[Any],
-        thread: EnvThread,
+        thread: Runner,
         inherited: Mapping[str, Any] | None = None,
     ) -> None:
         self.env = env
@@ -114,8 +114,10 @@ class Session:
                 observation = await self._reset(data)
                 return Reply(frame("observation", observation_payload(observation)))
             if kind == "step":
-                data = StepMessage(**message).data
-                action = self.action_cls.model_validate(data)
+                step_data = message.get("data")  # a dict and nothing beside: valid as it is
+                if len(message) != 2 or not isinstance(step_data, dict):
+                    step_data = StepMessage(**message).data
+                action = self.action_cls.model_validate(step_data)
                 observation = await self._step(action)
                 return Reply(frame("observation", observation_payload(observation)))
             if kind == "state":

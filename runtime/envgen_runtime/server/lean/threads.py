@@ -14,10 +14,14 @@ sessions, as on openenv. ``reset_async``/``step_async``, when the env defines th
 awaited on the loop instead: they are the env's way of saying it does not block.
 
 The price is one thread hop per call (a wake-up of the thread, then of the loop), which
-openenv pays too: in isolation about 9 us of CPU per call with ``EnvThread`` against 20 with
-``run_in_executor`` (uvloop); on ``benchmarks/bench_serve.py``'s echo_env it adds some
-25-45 us of server CPU per step on a loaded machine (``EnvThread``; 55-80 with an executor).
-An env that never blocks can skip it by defining ``step_async``.
+openenv pays too: about 9 us of CPU per call with ``EnvThread`` against 20 with
+``run_in_executor`` (uvloop) when the call returns at once, but when the loop has gone to
+sleep before the result comes (any real step), both wake-ups are full context switches: on
+``benchmarks/bench_serve.py``'s echo_env the hop is most of the lean server's CPU per step.
+An env that never blocks (its steps are computation of microseconds to a few milliseconds,
+with no I/O, sleeps or locks) can skip the hop: a class that sets ``RUNS_ON_EVENT_LOOP =
+True`` has its sync methods called on the event loop itself (``OnLoop``), one at a time, as
+an env defining ``step_async`` has; openenv's app does not know the flag and hops as before.
 """
 
 from __future__ import annotations
@@ -29,13 +33,48 @@ import functools
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 Done = Callable[[Any, BaseException | None], None]
 
 SINGLE_THREAD_FLAG = "REQUIRES_SINGLE_THREAD_EXECUTOR"
 """openenv's class attribute: every session of the class on one shared thread."""
+
+ON_LOOP_FLAG = "RUNS_ON_EVENT_LOOP"
+"""envgen's class attribute: the env never blocks, so its sync methods run on the loop."""
+
+
+class Runner(Protocol):
+    """Where an env's sync methods run: its own thread (``EnvThread``) or the loop (``OnLoop``)."""
+
+    async def run(self, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``call(*args, **kwargs)``, awaited from the loop."""
+        ...
+
+    def call(self, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``call(*args, **kwargs)``, waited for (outside any event loop)."""
+        ...
+
+    def close(self) -> None:
+        """The env is gone: release what runs its calls."""
+        ...
+
+
+class OnLoop:
+    """The runner of an env that sets ``RUNS_ON_EVENT_LOOP``: each call made in place, on the
+    loop's thread (one at a time, as the loop runs one thing at a time), with no hop."""
+
+    async def run(self, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``call(*args, **kwargs)`` here and now."""
+        return call(*args, **kwargs)
+
+    def call(self, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``call(*args, **kwargs)`` here and now."""
+        return call(*args, **kwargs)
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 class EnvThread:
@@ -103,19 +142,29 @@ def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None)
         future.set_exception(exc)
 
 
+def runner(environment_cls: type[Any]) -> Runner:
+    """Where one env of `environment_cls` runs: the loop (``RUNS_ON_EVENT_LOOP``) or a thread."""
+    return OnLoop() if getattr(environment_cls, ON_LOOP_FLAG, False) is True else EnvThread()
+
+
 class EnvThreads:
-    """The threads of one env class's sessions: one each, or one shared when the class
-    sets ``REQUIRES_SINGLE_THREAD_EXECUTOR``, kept until `close`."""
+    """The runners of one env class's sessions: a thread each, one thread shared when the
+    class sets ``REQUIRES_SINGLE_THREAD_EXECUTOR``, or the loop when it sets
+    ``RUNS_ON_EVENT_LOOP`` (which wins: on the loop every call is on one thread anyway),
+    kept until `close`."""
 
     def __init__(self, environment_cls: type[Any]) -> None:
+        self._class = environment_cls
         single = bool(getattr(environment_cls, SINGLE_THREAD_FLAG, False))
-        self._shared = EnvThread() if single else None
+        self._shared: Runner | None = None
+        if single or getattr(environment_cls, ON_LOOP_FLAG, False) is True:
+            self._shared = runner(environment_cls)
 
-    def new(self) -> EnvThread:
-        """The thread for a new session's env."""
-        return self._shared if self._shared is not None else EnvThread()
+    def new(self) -> Runner:
+        """The runner for a new session's env."""
+        return self._shared if self._shared is not None else runner(self._class)
 
-    def release(self, thread: EnvThread) -> None:
+    def release(self, thread: Runner) -> None:
         """A session's end: its own thread goes (the shared one stays)."""
         if thread is not self._shared:
             thread.close()
