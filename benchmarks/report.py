@@ -485,12 +485,31 @@ def verify_section(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+SERVE_ROWS = {
+    "openenv": "openenv 0.10's app",
+    "lean": "envgen's lean app (echo_env sets `RUNS_ON_EVENT_LOOP`: steps on the loop)",
+    "lean+thread": "lean, the same env with its steps on a thread of their own",
+    "floor+hop": "floor: uvicorn + starlette, a fixed reply after a thread round trip",
+    "floor": "floor: uvicorn + starlette, a fixed reply on the loop",
+}
+"""bench_serve's servers, in the table's order, and what each row is."""
+
+
 def serve_section(data: dict[str, Any]) -> list[str]:
-    """The two server backends (`benchmarks/bench_serve.py`), interleaved in one run."""
-    lean, openenv = data["median"]["lean"], data["median"]["openenv"]
+    """The server backends (`benchmarks/bench_serve.py`) and the lean server's floors,
+    interleaved in one run."""
+    medians = data["median"]
+    lean, openenv = medians["lean"], medians["openenv"]
     ready, cpu = data["ready_ratio_lean_over_openenv"], data["cpu_ratio_lean_over_openenv"]
     load = ", ".join(f"{value:.2f}" for value in data["load"])
-    return [
+    rows = [
+        f"| {name} | {what} | {medians[name]['ready_s']:.2f} s | "
+        f"{medians[name]['server_cpu_us']:.0f} us | "
+        f"{medians[name]['server_cpu_us'] / openenv['server_cpu_us']:.2f}x |"
+        for name, what in SERVE_ROWS.items()
+        if name in medians
+    ]
+    lines = [
         "## Server backends (`benchmarks/bench_serve.py`)",
         "",
         f"echo_env served by `--backend openenv` and `--backend lean`, {data['runs']} "
@@ -498,10 +517,9 @@ def serve_section(data: dict[str, Any]) -> list[str]:
         + ("" if data.get("machine") else f" Load average (1, 5, 15 min) at the start: {load}."),
         *describe(data.get("machine")),
         "",
-        "| backend | spawn to ready | server CPU per step |",
-        "|---|---|---|",
-        f"| openenv | {openenv['ready_s']:.2f} s | {openenv['server_cpu_us']:.0f} us |",
-        f"| lean | {lean['ready_s']:.2f} s | {lean['server_cpu_us']:.0f} us |",
+        "| server | what | spawn to ready | server CPU per step | vs openenv |",
+        "|---|---|---|---|---|",
+        *rows,
         "",
         "Targets:",
         "",
@@ -510,6 +528,24 @@ def serve_section(data: dict[str, Any]) -> list[str]:
         f"- lean server CPU per step: {cpu:.3f}x openenv's (target <= 0.4x): "
         f"{_verdict(cpu <= 0.4)}",
     ]
+    floor = medians.get("floor")
+    if floor is not None:
+        own = lean["server_cpu_us"] - floor["server_cpu_us"]
+        share = floor["server_cpu_us"] / openenv["server_cpu_us"]
+        lines.append(
+            f"  - the floor (the ASGI stack alone, no env, no parsing) costs "
+            f"{floor['server_cpu_us']:.0f} us, {share:.2f}x openenv's: envgen's session code "
+            f"and the env's own step are the other {own:.0f} us"
+        )
+    threaded = medians.get("lean+thread")
+    if threaded is not None:
+        hop = threaded["server_cpu_us"] - lean["server_cpu_us"]
+        lines.append(
+            f"  - an env on a thread of its own (the default without `RUNS_ON_EVENT_LOOP`, and "
+            f"what openenv's app does for every env) pays {hop:.0f} us more per step: "
+            f"{threaded['server_cpu_us'] / openenv['server_cpu_us']:.3f}x openenv's"
+        )
+    return lines
 
 
 def ab_section(data: dict[str, Any]) -> list[str]:
