@@ -189,7 +189,8 @@ class PoolToolbox:
     ) -> list[SlotToolResult[ResT]]:
         actions = same_call_actions(spec, arguments, self._action, self._pool.size)
         steps = self._pool.step(actions)
-        return [_outcome(spec, step, _strict(self._pool._pool)) for step in steps]
+        strict = _strict(self._pool._pool)
+        return [_outcome(spec, step, strict) for step in steps]
 
     def _call_each(self, calls: Calls) -> list[SlotToolResult[Any]]:
         actions = call_actions(calls, self._action, self._pool.size)
@@ -209,7 +210,8 @@ class AsyncPoolToolbox:
     ) -> list[SlotToolResult[ResT]]:
         actions = same_call_actions(spec, arguments, self._action, self._pool.size)
         steps = await self._pool.step(actions)
-        return [_outcome(spec, step, _strict(self._pool)) for step in steps]
+        strict = _strict(self._pool)
+        return [_outcome(spec, step, strict) for step in steps]
 
     async def _call_each(self, calls: Calls) -> list[SlotToolResult[Any]]:
         actions = call_actions(calls, self._action, self._pool.size)
