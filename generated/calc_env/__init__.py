@@ -32,7 +32,9 @@ from .models import (
 )
 from .tools import (
     AddCall,
+    AsyncCalcPoolTools,
     AsyncCalcTools,
+    CalcPoolTools,
     CalcToolCall,
     CalcTools,
     DivideCall,
@@ -46,11 +48,13 @@ __all__ = [
     "AddResult",
     "AsyncCalcEnv",
     "AsyncCalcEnvPool",
+    "AsyncCalcPoolTools",
     "AsyncCalcTools",
     "CalcAction",
     "CalcEnv",
     "CalcEnvPool",
     "CalcObservation",
+    "CalcPoolTools",
     "CalcState",
     "CalcToolCall",
     "CalcTools",

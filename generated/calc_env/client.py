@@ -29,7 +29,13 @@ from envgen_runtime import (
 )
 
 from .models import CalcAction, CalcObservation, CalcState
-from .tools import AsyncCalcTools, CalcTools, _tool_action
+from .tools import (
+    AsyncCalcPoolTools,
+    AsyncCalcTools,
+    CalcPoolTools,
+    CalcTools,
+    _tool_action,
+)
 
 __all__ = ["AsyncCalcEnv", "AsyncCalcEnvPool", "CalcEnv", "CalcEnvPool"]
 
@@ -114,8 +120,18 @@ class CalcEnvPool(EnvPool[CalcAction, CalcObservation, CalcState]):
 
     CLIENT: ClassVar[type[Any] | None] = AsyncCalcEnv
 
+    @cached_property
+    def tools(self) -> CalcPoolTools:
+        """Every slot's tools, one typed method each; a call runs in every slot, one step."""
+        return CalcPoolTools(self, _tool_action)
+
 
 class AsyncCalcEnvPool(AsyncEnvPool[CalcAction, CalcObservation, CalcState]):
     """Many calc_env sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
 
     CLIENT: ClassVar[type[Any] | None] = AsyncCalcEnv
+
+    @cached_property
+    def tools(self) -> AsyncCalcPoolTools:
+        """Every slot's tools, one typed method each; a call runs in every slot, one step."""
+        return AsyncCalcPoolTools(self, _tool_action)

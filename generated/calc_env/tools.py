@@ -19,12 +19,16 @@ Names mapped for Python (the wire keeps the schema's):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, TypeAlias, overload
 
 from envgen_runtime import (
+    AsyncPoolToolbox,
     AsyncToolbox,
     EnvModel,
     ModelCodec,
+    PoolToolbox,
+    SlotToolResult,
     Toolbox,
     ToolResult,
     ToolSpec,
@@ -45,7 +49,9 @@ from .models import (
 
 __all__ = [
     "AddCall",
+    "AsyncCalcPoolTools",
     "AsyncCalcTools",
+    "CalcPoolTools",
     "CalcToolCall",
     "CalcTools",
     "DivideCall",
@@ -328,5 +334,231 @@ class AsyncCalcTools(AsyncToolbox):
         is sent; those left at their default are not sent:
 
         - values (required)
+        """
+        return await self._call(_TOOL_stats, {"values": values})
+
+
+class CalcPoolTools(PoolToolbox):
+    """The tools of calc_env on a pool (``CalcEnvPool().tools``): each call runs in every slot.
+
+    A call is one pool step: the same rules hold (auto-reset, lost servers kept to their
+    slot). Each slot's outcome is a ``SlotToolResult``: the typed result in ``value``, or
+    that slot's ``error`` (``ToolError`` when the tool failed), and its ``step`` (reward,
+    done).
+    """
+
+    @staticmethod
+    def parse_call(value: str | bytes | dict[str, Any]) -> CalcToolCall:
+        """A tool call from JSON text or a decoded object (a policy's output), validated.
+
+        ``tool_name`` picks the tool; text that is not JSON, an unknown tool or a wrong
+        argument is an ``EnvValidationError`` naming it.
+        """
+        return parse_tool_call(_CALLS, value)
+
+    @overload
+    def call(self, calls: Sequence[AddCall]) -> list[SlotToolResult[AddResult]]: ...
+
+    @overload
+    def call(self, calls: Sequence[DivideCall]) -> list[SlotToolResult[DivideResult]]: ...
+
+    @overload
+    def call(self, calls: Sequence[FormatNumberCall]) -> list[SlotToolResult[ToolResult]]: ...
+
+    @overload
+    def call(self, calls: Sequence[StatsCall]) -> list[SlotToolResult[StatsResult]]: ...
+
+    @overload
+    def call(self, calls: Sequence[CalcToolCall]) -> list[SlotToolResult[Any]]: ...
+
+    def call(self, calls: Sequence[CalcToolCall]) -> list[SlotToolResult[Any]]:
+        """One typed call per slot, in slot order (see ``parse_call``), all in one step.
+
+        Every call is validated first: a bad one is an ``EnvValidationError`` led by its
+        slot's index, and no slot steps. One outcome per slot, in slot order.
+        """
+        return self._call_each([(_SPECS[c.tool_name], c.arguments) for c in calls])
+
+    def add(
+        self,
+        *,
+        a: float,
+        b: float = 0.0,
+    ) -> list[SlotToolResult[AddResult]]:
+        """Add two numbers.
+
+        Tool 'add'. Arguments (AddArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        - a (required)
+        - b (default 0.0)
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
+        """
+        return self._call(_TOOL_add, {"a": a, "b": b})
+
+    def divide(
+        self,
+        *,
+        numerator: float,
+        denominator: float,
+    ) -> list[SlotToolResult[DivideResult]]:
+        """Divide one number by another; dividing by zero is a tool error.
+
+        Tool 'divide'. Arguments (DivideArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        - numerator (required)
+        - denominator (required)
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
+        """
+        return self._call(_TOOL_divide, {"numerator": numerator, "denominator": denominator})
+
+    def format_number(
+        self,
+        *,
+        value: float,
+        digits: int = 2,
+    ) -> list[SlotToolResult[ToolResult]]:
+        """Format a number with a fixed count of decimal digits, as text.
+
+        Tool 'format-number'. Arguments (FormatNumberArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        - value (required)
+        - digits (default 2)
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
+        """
+        return self._call(_TOOL_format_number, {"value": value, "digits": digits})
+
+    def stats(
+        self,
+        *,
+        values: list[float],
+    ) -> list[SlotToolResult[StatsResult]]:
+        """Count, mean and maximum of a non-empty list of numbers.
+
+        Tool 'stats'. Arguments (StatsArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        - values (required)
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
+        """
+        return self._call(_TOOL_stats, {"values": values})
+
+
+class AsyncCalcPoolTools(AsyncPoolToolbox):
+    """The tools of calc_env on an asyncio pool: the methods of CalcPoolTools, awaited."""
+
+    @staticmethod
+    def parse_call(value: str | bytes | dict[str, Any]) -> CalcToolCall:
+        """A tool call from JSON text or a decoded object (a policy's output), validated.
+
+        ``tool_name`` picks the tool; text that is not JSON, an unknown tool or a wrong
+        argument is an ``EnvValidationError`` naming it.
+        """
+        return parse_tool_call(_CALLS, value)
+
+    @overload
+    async def call(self, calls: Sequence[AddCall]) -> list[SlotToolResult[AddResult]]: ...
+
+    @overload
+    async def call(self, calls: Sequence[DivideCall]) -> list[SlotToolResult[DivideResult]]: ...
+
+    @overload
+    async def call(self, calls: Sequence[FormatNumberCall]) -> list[SlotToolResult[ToolResult]]: ...
+
+    @overload
+    async def call(self, calls: Sequence[StatsCall]) -> list[SlotToolResult[StatsResult]]: ...
+
+    @overload
+    async def call(self, calls: Sequence[CalcToolCall]) -> list[SlotToolResult[Any]]: ...
+
+    async def call(self, calls: Sequence[CalcToolCall]) -> list[SlotToolResult[Any]]:
+        """One typed call per slot, in slot order (see ``parse_call``), all in one step.
+
+        Every call is validated first: a bad one is an ``EnvValidationError`` led by its
+        slot's index, and no slot steps. One outcome per slot, in slot order.
+        """
+        return await self._call_each([(_SPECS[c.tool_name], c.arguments) for c in calls])
+
+    async def add(
+        self,
+        *,
+        a: float,
+        b: float = 0.0,
+    ) -> list[SlotToolResult[AddResult]]:
+        """Add two numbers.
+
+        Tool 'add'. Arguments (AddArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        - a (required)
+        - b (default 0.0)
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
+        """
+        return await self._call(_TOOL_add, {"a": a, "b": b})
+
+    async def divide(
+        self,
+        *,
+        numerator: float,
+        denominator: float,
+    ) -> list[SlotToolResult[DivideResult]]:
+        """Divide one number by another; dividing by zero is a tool error.
+
+        Tool 'divide'. Arguments (DivideArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        - numerator (required)
+        - denominator (required)
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
+        """
+        return await self._call(_TOOL_divide, {"numerator": numerator, "denominator": denominator})
+
+    async def format_number(
+        self,
+        *,
+        value: float,
+        digits: int = 2,
+    ) -> list[SlotToolResult[ToolResult]]:
+        """Format a number with a fixed count of decimal digits, as text.
+
+        Tool 'format-number'. Arguments (FormatNumberArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        - value (required)
+        - digits (default 2)
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
+        """
+        return await self._call(_TOOL_format_number, {"value": value, "digits": digits})
+
+    async def stats(
+        self,
+        *,
+        values: list[float],
+    ) -> list[SlotToolResult[StatsResult]]:
+        """Count, mean and maximum of a non-empty list of numbers.
+
+        Tool 'stats'. Arguments (StatsArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        - values (required)
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
         """
         return await self._call(_TOOL_stats, {"values": values})

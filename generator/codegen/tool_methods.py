@@ -85,12 +85,15 @@ def tool_context(env: EnvInput, models_source: str) -> dict[str, Any]:
         )
     prefix = env.manifest.class_prefix
     ours = [f"{prefix}Tools", f"Async{prefix}Tools", f"{prefix}ToolCall"]
+    ours += [f"{prefix}PoolTools", f"Async{prefix}PoolTools"]
     _check_clashes(env, models_source, [*ours, *(m.call for m in methods)])
     return {
         "tools": methods,
         "tools_class": f"{prefix}Tools",
         "async_tools_class": f"Async{prefix}Tools",
         "tool_call_union": f"{prefix}ToolCall",
+        "pool_tools_class": f"{prefix}PoolTools",
+        "async_pool_tools_class": f"Async{prefix}PoolTools",
         "tool_renames": renames,
         "tool_model_imports": sorted(model_imports),
         "tool_typing_imports": sorted(typing_imports),
@@ -103,7 +106,8 @@ def tool_exports(context: dict[str, Any]) -> list[str]:
         return []
     calls = [tool.call for tool in context["tools"]]
     union = context["tool_call_union"]
-    return [context["tools_class"], context["async_tools_class"], union, *calls]
+    pools = [context["pool_tools_class"], context["async_pool_tools_class"]]
+    return [context["tools_class"], context["async_tools_class"], *pools, union, *calls]
 
 
 def _check_clashes(env: EnvInput, models_source: str, names: list[str]) -> None:

@@ -47,6 +47,7 @@ from .core.urls import normalize_base_url
 from .pool.aio import AsyncEnvPool
 from .pool.slots import SlotInfo, SlotLostError, SlotResult
 from .pool.sync import EnvPool
+from .pool.tools import AsyncPoolToolbox, PoolToolbox, SlotToolResult, ToolCallDroppedError
 from .providers.base import Provider
 from .providers.docker import LocalDockerProvider
 from .providers.local import LocalProcessProvider
@@ -68,6 +69,7 @@ __all__ = [
     "AsyncEnvClient",
     "AsyncEnvPool",
     "AsyncHttpTransport",
+    "AsyncPoolToolbox",
     "AsyncToolbox",
     "AsyncTransport",
     "AsyncWebSocketTransport",
@@ -88,6 +90,7 @@ __all__ = [
     "MissingExtraError",
     "ModelCodec",
     "ModelSpace",
+    "PoolToolbox",
     "ProtocolError",
     "Provider",
     "ProviderError",
@@ -101,7 +104,9 @@ __all__ = [
     "SlotInfo",
     "SlotLostError",
     "SlotResult",
+    "SlotToolResult",
     "StepResult",
+    "ToolCallDroppedError",
     "ToolError",
     "ToolResult",
     "ToolSpec",

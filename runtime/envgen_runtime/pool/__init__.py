@@ -4,5 +4,6 @@
 background thread, so the two cannot drift apart. Beneath them: ``slots`` (the per-slot
 results and errors, the slot and server records), ``servers`` (the provider factory,
 starting and probing one server) and ``clients`` (the slots' client class, closing one).
-Built on ``client`` and ``providers``.
+Above them, ``tools`` sends a tool env's typed calls in every slot through the pool's
+``step``. Built on ``client`` and ``providers``.
 """

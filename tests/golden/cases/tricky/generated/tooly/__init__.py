@@ -26,11 +26,21 @@ from .models import (
     ToolyObservation,
     ToolyState,
 )
-from .tools import AsyncToolyTools, CallCall, ClassCall, NotesGetAllCall, ToolyToolCall, ToolyTools
+from .tools import (
+    AsyncToolyPoolTools,
+    AsyncToolyTools,
+    CallCall,
+    ClassCall,
+    NotesGetAllCall,
+    ToolyPoolTools,
+    ToolyToolCall,
+    ToolyTools,
+)
 
 __all__ = [
     "AsyncToolyEnv",
     "AsyncToolyEnvPool",
+    "AsyncToolyPoolTools",
     "AsyncToolyTools",
     "CallArguments",
     "CallCall",
@@ -45,6 +55,7 @@ __all__ = [
     "ToolyEnv",
     "ToolyEnvPool",
     "ToolyObservation",
+    "ToolyPoolTools",
     "ToolyState",
     "ToolyToolCall",
     "ToolyTools",

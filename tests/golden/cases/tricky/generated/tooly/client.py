@@ -28,7 +28,13 @@ from envgen_runtime import (
 )
 
 from .models import ToolyAction, ToolyObservation, ToolyState
-from .tools import AsyncToolyTools, ToolyTools, _tool_action
+from .tools import (
+    AsyncToolyPoolTools,
+    AsyncToolyTools,
+    ToolyPoolTools,
+    ToolyTools,
+    _tool_action,
+)
 
 __all__ = ["AsyncToolyEnv", "AsyncToolyEnvPool", "ToolyEnv", "ToolyEnvPool"]
 
@@ -103,8 +109,18 @@ class ToolyEnvPool(EnvPool[ToolyAction, ToolyObservation, ToolyState]):
 
     CLIENT: ClassVar[type[Any] | None] = AsyncToolyEnv
 
+    @cached_property
+    def tools(self) -> ToolyPoolTools:
+        """Every slot's tools, one typed method each; a call runs in every slot, one step."""
+        return ToolyPoolTools(self, _tool_action)
+
 
 class AsyncToolyEnvPool(AsyncEnvPool[ToolyAction, ToolyObservation, ToolyState]):
     """Many tooly sessions stepped together, asyncio (see ``AsyncEnvPool``)."""
 
     CLIENT: ClassVar[type[Any] | None] = AsyncToolyEnv
+
+    @cached_property
+    def tools(self) -> AsyncToolyPoolTools:
+        """Every slot's tools, one typed method each; a call runs in every slot, one step."""
+        return AsyncToolyPoolTools(self, _tool_action)

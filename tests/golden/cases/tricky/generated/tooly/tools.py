@@ -23,12 +23,16 @@ Names mapped for Python (the wire keeps the schema's):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, TypeAlias, overload
 
 from envgen_runtime import (
+    AsyncPoolToolbox,
     AsyncToolbox,
     EnvModel,
     ModelCodec,
+    PoolToolbox,
+    SlotToolResult,
     Toolbox,
     ToolResult,
     ToolSpec,
@@ -39,10 +43,12 @@ from pydantic import ConfigDict, Field
 from .models import CallArguments, ClassArguments, ClassResult, NotesGetAllArguments, ToolyAction
 
 __all__ = [
+    "AsyncToolyPoolTools",
     "AsyncToolyTools",
     "CallCall",
     "ClassCall",
     "NotesGetAllCall",
+    "ToolyPoolTools",
     "ToolyToolCall",
     "ToolyTools",
 ]
@@ -267,5 +273,187 @@ class AsyncToolyTools(AsyncToolbox):
         is sent; those left at their default are not sent:
 
         - limit (default 10)
+        """
+        return await self._call(_TOOL_notes_get_all, {"limit": limit})
+
+
+class ToolyPoolTools(PoolToolbox):
+    """The tools of tooly on a pool (``ToolyEnvPool().tools``): each call runs in every slot.
+
+    A call is one pool step: the same rules hold (auto-reset, lost servers kept to their
+    slot). Each slot's outcome is a ``SlotToolResult``: the typed result in ``value``, or
+    that slot's ``error`` (``ToolError`` when the tool failed), and its ``step`` (reward,
+    done).
+    """
+
+    @staticmethod
+    def parse_call(value: str | bytes | dict[str, Any]) -> ToolyToolCall:
+        """A tool call from JSON text or a decoded object (a policy's output), validated.
+
+        ``tool_name`` picks the tool; text that is not JSON, an unknown tool or a wrong
+        argument is an ``EnvValidationError`` naming it.
+        """
+        return parse_tool_call(_CALLS, value)
+
+    @overload
+    def call(self, calls: Sequence[CallCall]) -> list[SlotToolResult[ToolResult]]: ...
+
+    @overload
+    def call(self, calls: Sequence[ClassCall]) -> list[SlotToolResult[ClassResult]]: ...
+
+    @overload
+    def call(self, calls: Sequence[NotesGetAllCall]) -> list[SlotToolResult[ToolResult]]: ...
+
+    @overload
+    def call(self, calls: Sequence[ToolyToolCall]) -> list[SlotToolResult[Any]]: ...
+
+    def call(self, calls: Sequence[ToolyToolCall]) -> list[SlotToolResult[Any]]:
+        """One typed call per slot, in slot order (see ``parse_call``), all in one step.
+
+        Every call is validated first: a bad one is an ``EnvValidationError`` led by its
+        slot's index, and no slot steps. One outcome per slot, in slot order.
+        """
+        return self._call_each([(_SPECS[c.tool_name], c.arguments) for c in calls])
+
+    def call_(
+        self,
+    ) -> list[SlotToolResult[ToolResult]]:
+        """Call the tool 'call'.
+
+        Tool 'call'. Arguments (CallArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        (none)
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
+        """
+        return self._call(_TOOL_call_, {})
+
+    def class_(
+        self,
+        *,
+        self_: str,
+        my_arg: int = 3,
+        from_: list[str] | None = None,
+    ) -> list[SlotToolResult[ClassResult]]:
+        """Tries to inject: \"\"\" ''' {{ 7*7 }} {% raw %} __import__('os').system('touch /tmp/envgen-pwned') \\ end\\
+
+        Tool 'class'. Arguments (ClassArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        - self (required): Tries to inject: \"\"\" ''' {{ 7*7 }} {% raw %} __import__('os').system('touch /tmp/envgen-pwned') \\ end\\
+        - my_arg (default 3)
+        - from_ (default [\"a\"])
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
+        """
+        return self._call(_TOOL_class_, {"self": self_, "my-arg": my_arg, "from": from_})
+
+    def notes_get_all(
+        self,
+        *,
+        limit: int = 10,
+    ) -> list[SlotToolResult[ToolResult]]:
+        """List notes.
+
+        Second paragraph.
+
+        Tool 'notes.get-all'. Arguments (NotesGetAllArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        - limit (default 10)
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
+        """
+        return self._call(_TOOL_notes_get_all, {"limit": limit})
+
+
+class AsyncToolyPoolTools(AsyncPoolToolbox):
+    """The tools of tooly on an asyncio pool: the methods of ToolyPoolTools, awaited."""
+
+    @staticmethod
+    def parse_call(value: str | bytes | dict[str, Any]) -> ToolyToolCall:
+        """A tool call from JSON text or a decoded object (a policy's output), validated.
+
+        ``tool_name`` picks the tool; text that is not JSON, an unknown tool or a wrong
+        argument is an ``EnvValidationError`` naming it.
+        """
+        return parse_tool_call(_CALLS, value)
+
+    @overload
+    async def call(self, calls: Sequence[CallCall]) -> list[SlotToolResult[ToolResult]]: ...
+
+    @overload
+    async def call(self, calls: Sequence[ClassCall]) -> list[SlotToolResult[ClassResult]]: ...
+
+    @overload
+    async def call(self, calls: Sequence[NotesGetAllCall]) -> list[SlotToolResult[ToolResult]]: ...
+
+    @overload
+    async def call(self, calls: Sequence[ToolyToolCall]) -> list[SlotToolResult[Any]]: ...
+
+    async def call(self, calls: Sequence[ToolyToolCall]) -> list[SlotToolResult[Any]]:
+        """One typed call per slot, in slot order (see ``parse_call``), all in one step.
+
+        Every call is validated first: a bad one is an ``EnvValidationError`` led by its
+        slot's index, and no slot steps. One outcome per slot, in slot order.
+        """
+        return await self._call_each([(_SPECS[c.tool_name], c.arguments) for c in calls])
+
+    async def call_(
+        self,
+    ) -> list[SlotToolResult[ToolResult]]:
+        """Call the tool 'call'.
+
+        Tool 'call'. Arguments (CallArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        (none)
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
+        """
+        return await self._call(_TOOL_call_, {})
+
+    async def class_(
+        self,
+        *,
+        self_: str,
+        my_arg: int = 3,
+        from_: list[str] | None = None,
+    ) -> list[SlotToolResult[ClassResult]]:
+        """Tries to inject: \"\"\" ''' {{ 7*7 }} {% raw %} __import__('os').system('touch /tmp/envgen-pwned') \\ end\\
+
+        Tool 'class'. Arguments (ClassArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        - self (required): Tries to inject: \"\"\" ''' {{ 7*7 }} {% raw %} __import__('os').system('touch /tmp/envgen-pwned') \\ end\\
+        - my_arg (default 3)
+        - from_ (default [\"a\"])
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
+        """
+        return await self._call(_TOOL_class_, {"self": self_, "my-arg": my_arg, "from": from_})
+
+    async def notes_get_all(
+        self,
+        *,
+        limit: int = 10,
+    ) -> list[SlotToolResult[ToolResult]]:
+        """List notes.
+
+        Second paragraph.
+
+        Tool 'notes.get-all'. Arguments (NotesGetAllArguments), validated before anything
+        is sent; those left at their default are not sent:
+
+        - limit (default 10)
+
+        Called in every slot with these arguments, all in one step; one outcome per
+        slot, in slot order.
         """
         return await self._call(_TOOL_notes_get_all, {"limit": limit})
