@@ -1,19 +1,20 @@
-"""``EnvPool``: the blocking face of ``AsyncEnvPool``, one event loop in a background thread.
+"""``EnvPool``: the blocking face of ``AsyncEnvPool``, on an event loop of its own.
 
-Every call hands a coroutine to the pool's own loop and waits for it, so the sync pool is the
-async pool: the same sends-before-awaits stepping, slot results and failure handling, with
-no second implementation to keep in step.
+Every call runs a coroutine of the async pool on the pool's loop (``CallerLoop``: in the
+calling thread, so a round costs no thread hop), so the sync pool is the async pool: the
+same lock-step rounds, slot results and failure handling, with no second implementation to
+keep in step.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Coroutine, Sequence
 from typing import Any, ClassVar, Generic, Self, TypeVar, Unpack
 
 from ..providers.base import Provider
 from .aio import AsyncEnvPool
 from .args import PoolOptions
+from .caller_loop import CallerLoop
 from .slots import SlotInfo, SlotResult
 
 ActT = TypeVar("ActT")
@@ -27,27 +28,19 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
 
     Same arguments as ``AsyncEnvPool``; generated packages subclass it as ``<Name>Pool``
     with ``CLIENT`` set. Use it from one thread at a time; ``close()`` (or the ``with``
-    block's end) stops every server and the pool's loop thread.
+    block's end) stops every server and the pool's loop.
     """
 
     CLIENT: ClassVar[type[Any] | None] = None
 
     def __init__(self, size: int, **options: Unpack[PoolOptions]) -> None:
-        import asyncio
-
         if options.get("client") is None:
             options["client"] = type(self).CLIENT
         self._pool: AsyncEnvPool[ActT, ObsT, StateT] = AsyncEnvPool(size, **options)
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name="envgen-pool-loop", daemon=True
-        )
-        self._thread.start()
+        self._loop = CallerLoop()
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        import asyncio
-
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+        return self._loop.run(coro)
 
     @property
     def size(self) -> int:
@@ -93,14 +86,12 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         self._run(self._pool.wait_ready(timeout_s))
 
     def close(self) -> None:
-        """End every session, stop every server and the loop thread; idempotent."""
-        if self._loop.is_closed():
+        """End every session, stop every server and the pool's loop; idempotent."""
+        if self._loop.closed:
             return
         try:
             self._run(self._pool.close())
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
             self._loop.close()
 
     def __enter__(self) -> Self:
