@@ -45,6 +45,17 @@ def _text(value: Any) -> str:
     )
 
 
+def _first_text(observation: Any) -> str | None:
+    """Reset's observation as JSON text without its empty members; None when nothing is left
+    (so TRL leaves the prompt as it is)."""
+    data = to_jsonable_python(observation, by_alias=True, exclude_none=True)
+    if isinstance(data, dict):
+        data = {k: v for k, v in data.items() if v != {} and v != []}
+        if not data:
+            return None
+    return json.dumps(data, ensure_ascii=False)
+
+
 class CalcTrlEnv:
     """One calc_env session per instance, for ``GRPOTrainer(environment_factory=...)``.
 
@@ -84,14 +95,15 @@ class CalcTrlEnv:
 
         ``seed`` and ``episode_id`` are sent when given, as are columns named like a reset
         parameter (``_RESET_NAMES``); the others (``prompt`` among them) are ignored. Returns
-        the first observation as JSON text, which TRL appends to the prompt's last message.
+        the first observation as JSON text, which TRL appends to the prompt's last message
+        (its empty members left out; None, leaving the prompt alone, when all are empty).
         """
         params = {k: v for k, v in kwargs.items() if k in _RESET_NAMES}
         result = self._client.reset(seed, episode_id, **params)
         self.reward = 0.0
         self.rewards = []
         self.done = result.done
-        return _text(result.observation)
+        return _first_text(result.observation)
 
     def get_reward(self) -> float:
         """The episode's reward (``reward``); TRL 1.8 and later score each rollout with it."""
