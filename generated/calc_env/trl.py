@@ -143,18 +143,18 @@ class CalcTrlEnv:
         """
         if self.done:
             return _OVER
-        tools = self._client.tools
-        before = tools.last_step
+        _tools = self._client.tools
+        _before = _tools.last_step
         try:
-            result: Any = tools.add(
+            _result: Any = _tools.add(
                 a=a,
                 b=b,
             )
-        except (ToolError, EnvValidationError) as exc:
-            self._record(tools.last_step if tools.last_step is not before else None)
-            return f"Error: {exc}"
-        self._record(tools.last_step)
-        return _text(result)
+        except (ToolError, EnvValidationError) as _exc:
+            self._record(_tools.last_step if _tools.last_step is not _before else None)
+            return f"Error: {_exc}"
+        self._record(_tools.last_step)
+        return _text(_result)
 
     def divide(
         self,
@@ -173,18 +173,18 @@ class CalcTrlEnv:
         """
         if self.done:
             return _OVER
-        tools = self._client.tools
-        before = tools.last_step
+        _tools = self._client.tools
+        _before = _tools.last_step
         try:
-            result: Any = tools.divide(
+            _result: Any = _tools.divide(
                 numerator=numerator,
                 denominator=denominator,
             )
-        except (ToolError, EnvValidationError) as exc:
-            self._record(tools.last_step if tools.last_step is not before else None)
-            return f"Error: {exc}"
-        self._record(tools.last_step)
-        return _text(result)
+        except (ToolError, EnvValidationError) as _exc:
+            self._record(_tools.last_step if _tools.last_step is not _before else None)
+            return f"Error: {_exc}"
+        self._record(_tools.last_step)
+        return _text(_result)
 
     def format_number(
         self,
@@ -203,18 +203,18 @@ class CalcTrlEnv:
         """
         if self.done:
             return _OVER
-        tools = self._client.tools
-        before = tools.last_step
+        _tools = self._client.tools
+        _before = _tools.last_step
         try:
-            result: Any = tools.format_number(
+            _result: Any = _tools.format_number(
                 value=value,
                 digits=digits,
             )
-        except (ToolError, EnvValidationError) as exc:
-            self._record(tools.last_step if tools.last_step is not before else None)
-            return f"Error: {exc}"
-        self._record(tools.last_step)
-        return _text(result)
+        except (ToolError, EnvValidationError) as _exc:
+            self._record(_tools.last_step if _tools.last_step is not _before else None)
+            return f"Error: {_exc}"
+        self._record(_tools.last_step)
+        return _text(_result)
 
     def stats(
         self,
@@ -231,17 +231,17 @@ class CalcTrlEnv:
         """
         if self.done:
             return _OVER
-        tools = self._client.tools
-        before = tools.last_step
+        _tools = self._client.tools
+        _before = _tools.last_step
         try:
-            result: Any = tools.stats(
+            _result: Any = _tools.stats(
                 values=values,
             )
-        except (ToolError, EnvValidationError) as exc:
-            self._record(tools.last_step if tools.last_step is not before else None)
-            return f"Error: {exc}"
-        self._record(tools.last_step)
-        return _text(result)
+        except (ToolError, EnvValidationError) as _exc:
+            self._record(_tools.last_step if _tools.last_step is not _before else None)
+            return f"Error: {_exc}"
+        self._record(_tools.last_step)
+        return _text(_result)
 
 
 def trl_factory(base_url: str, **client_options: Any) -> Callable[[], CalcTrlEnv]:

@@ -146,17 +146,17 @@ class CodingTrlEnv:
         """
         if self.done:
             return _OVER
-        values: dict[str, Any] = {}
-        values["code"] = code
+        _values: dict[str, Any] = {}
+        _values["code"] = code
         if timeout_s != 5:
-            values["timeout_s"] = timeout_s
+            _values["timeout_s"] = timeout_s
         try:
-            action = _ACTIONS["CodingAction"].validate_python(values)
-        except ValidationError as exc:
-            return f"Error: {exc}"
-        step = self._client.step(action)
-        self._record(step)
-        return _text(step.observation)
+            _action = _ACTIONS["CodingAction"].validate_python(_values)
+        except ValidationError as _exc:
+            return f"Error: {_exc}"
+        _step = self._client.step(_action)
+        self._record(_step)
+        return _text(_step.observation)
 
 
 def trl_factory(base_url: str, **client_options: Any) -> Callable[[], CodingTrlEnv]:

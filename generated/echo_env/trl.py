@@ -144,17 +144,17 @@ class EchoTrlEnv:
         """
         if self.done:
             return _OVER
-        values: dict[str, Any] = {}
-        values["message"] = message
+        _values: dict[str, Any] = {}
+        _values["message"] = message
         if metadata != None:
-            values["metadata"] = metadata
+            _values["metadata"] = metadata
         try:
-            action = _ACTIONS["EchoAction"].validate_python(values)
-        except ValidationError as exc:
-            return f"Error: {exc}"
-        step = self._client.step(action)
-        self._record(step)
-        return _text(step.observation)
+            _action = _ACTIONS["EchoAction"].validate_python(_values)
+        except ValidationError as _exc:
+            return f"Error: {_exc}"
+        _step = self._client.step(_action)
+        self._record(_step)
+        return _text(_step.observation)
 
 
 def trl_factory(base_url: str, **client_options: Any) -> Callable[[], EchoTrlEnv]:

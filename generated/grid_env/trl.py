@@ -147,17 +147,17 @@ class GridTrlEnv:
         """
         if self.done:
             return _OVER
-        values: dict[str, Any] = {}
-        values["direction"] = direction
+        _values: dict[str, Any] = {}
+        _values["direction"] = direction
         if steps != 1:
-            values["steps"] = steps
+            _values["steps"] = steps
         try:
-            action = _ACTIONS["MoveAction"].validate_python(values)
-        except ValidationError as exc:
-            return f"Error: {exc}"
-        step = self._client.step(action)
-        self._record(step)
-        return _text(step.observation)
+            _action = _ACTIONS["MoveAction"].validate_python(_values)
+        except ValidationError as _exc:
+            return f"Error: {_exc}"
+        _step = self._client.step(_action)
+        self._record(_step)
+        return _text(_step.observation)
 
     def turn(
         self,
@@ -174,15 +174,15 @@ class GridTrlEnv:
         """
         if self.done:
             return _OVER
-        values: dict[str, Any] = {}
-        values["rotation"] = rotation
+        _values: dict[str, Any] = {}
+        _values["rotation"] = rotation
         try:
-            action = _ACTIONS["TurnAction"].validate_python(values)
-        except ValidationError as exc:
-            return f"Error: {exc}"
-        step = self._client.step(action)
-        self._record(step)
-        return _text(step.observation)
+            _action = _ACTIONS["TurnAction"].validate_python(_values)
+        except ValidationError as _exc:
+            return f"Error: {_exc}"
+        _step = self._client.step(_action)
+        self._record(_step)
+        return _text(_step.observation)
 
     def pick(
         self,
@@ -199,15 +199,15 @@ class GridTrlEnv:
         """
         if self.done:
             return _OVER
-        values: dict[str, Any] = {}
-        values["cells"] = cells
+        _values: dict[str, Any] = {}
+        _values["cells"] = cells
         try:
-            action = _ACTIONS["PickAction"].validate_python(values)
-        except ValidationError as exc:
-            return f"Error: {exc}"
-        step = self._client.step(action)
-        self._record(step)
-        return _text(step.observation)
+            _action = _ACTIONS["PickAction"].validate_python(_values)
+        except ValidationError as _exc:
+            return f"Error: {_exc}"
+        _step = self._client.step(_action)
+        self._record(_step)
+        return _text(_step.observation)
 
 
 def trl_factory(base_url: str, **client_options: Any) -> Callable[[], GridTrlEnv]:

@@ -150,23 +150,23 @@ class QuizTrlEnv:
         """
         if self.done:
             return _OVER
-        values: dict[str, Any] = {}
-        values["answer"] = answer
+        _values: dict[str, Any] = {}
+        _values["answer"] = answer
         if hint_requested != False:
-            values["hint_requested"] = hint_requested
+            _values["hint_requested"] = hint_requested
         if confidence != None:
-            values["confidence"] = confidence
+            _values["confidence"] = confidence
         if note != None:
-            values["note"] = note
+            _values["note"] = note
         if from_ != None:
-            values["from"] = from_
+            _values["from"] = from_
         try:
-            action = _ACTIONS["QuizAction"].validate_python(values)
-        except ValidationError as exc:
-            return f"Error: {exc}"
-        step = self._client.step(action)
-        self._record(step)
-        return _text(step.observation)
+            _action = _ACTIONS["QuizAction"].validate_python(_values)
+        except ValidationError as _exc:
+            return f"Error: {_exc}"
+        _step = self._client.step(_action)
+        self._record(_step)
+        return _text(_step.observation)
 
 
 def trl_factory(base_url: str, **client_options: Any) -> Callable[[], QuizTrlEnv]:

@@ -55,6 +55,7 @@ class TrlMethod:
     doc: str
     args: list[TrlArg]
     target: str  # a tool env: the tools method called; otherwise the action class built
+    whole: bool = False  # the one argument `action` is the whole action as a JSON object
 
 
 def trl_context(env: EnvInput, models_source: str, context: dict[str, Any]) -> dict[str, Any]:
@@ -145,6 +146,10 @@ def _action_methods(
     if not members:
         schema = defs.get(action, {})
         head = _description(schema) or f"Take one step of the {env.name} environment."
+        if kinds.get(action) != "model":  # no fields to read: the action as one JSON object
+            whole = TrlArg("action", "action", "dict[str, Any]", None, None, "action")
+            props = {"action": {"description": f"The {action} action as a JSON object."}}
+            return [TrlMethod("step", _doc(head, [whole], props, returns), [whole], action, True)]
         args = _model_args(models_source, action, schema, kinds, imports, skip=None)
         return [TrlMethod("step", _doc(head, args, _properties(schema), returns), args, action)]
     discriminator = defs[action].get("discriminator", {})
@@ -222,7 +227,7 @@ def _json_annotation(text: str, kinds: dict[str, str], imports: set[str]) -> tup
 
 
 def _class_kinds(tree: ast.Module) -> dict[str, str]:
-    """Each class of models.py as `enum`, `model` (fields: a JSON object) or `other`."""
+    """Each class of models.py as `enum`, `model` (a JSON object) or `other` (a root model)."""
     kinds: dict[str, str] = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
@@ -230,11 +235,8 @@ def _class_kinds(tree: ast.Module) -> dict[str, str]:
         bases = {ast.unparse(b).split("[")[0] for b in node.bases}
         if bases & {"Enum", "StrEnum", "IntEnum"}:
             kinds[node.name] = "enum"
-        elif "RootModel" in bases:
-            kinds[node.name] = "other"
         else:
-            fields = [n for n in node.body if isinstance(n, ast.AnnAssign)]
-            kinds[node.name] = "model" if fields else "other"
+            kinds[node.name] = "other" if "RootModel" in bases else "model"
     return kinds
 
 

@@ -147,17 +147,17 @@ class DataclassTrlEnv:
         """
         if self.done:
             return _OVER
-        values: dict[str, Any] = {}
-        values["torques"] = torques
+        _values: dict[str, Any] = {}
+        _values["torques"] = torques
         if note != None:
-            values["note"] = note
+            _values["note"] = note
         try:
-            action = _ACTIONS["DataclassAction"].validate_python(values)
-        except ValidationError as exc:
-            return f"Error: {exc}"
-        step = self._client.step(action)
-        self._record(step)
-        return _text(step.observation)
+            _action = _ACTIONS["DataclassAction"].validate_python(_values)
+        except ValidationError as _exc:
+            return f"Error: {_exc}"
+        _step = self._client.step(_action)
+        self._record(_step)
+        return _text(_step.observation)
 
 
 def trl_factory(base_url: str, **client_options: Any) -> Callable[[], DataclassTrlEnv]:

@@ -161,33 +161,33 @@ class EvilTrlEnv:
         """
         if self.done:
             return _OVER
-        values: dict[str, Any] = {}
-        values["class"] = class_
+        _values: dict[str, Any] = {}
+        _values["class"] = class_
         if my_field != None:
-            values["my-field"] = my_field
+            _values["my-field"] = my_field
         if import_ != None:
-            values["import"] = import_
+            _values["import"] = import_
         if e_ != None:
-            values["é"] = e_
+            _values["é"] = e_
         if é != None:
-            values["é"] = é
+            _values["é"] = é
         if field_1abc != None:
-            values["1abc"] = field_1abc
+            _values["1abc"] = field_1abc
         if field__init__ != None:
-            values["__init__"] = field__init__
+            _values["__init__"] = field__init__
         if model_config_ != None:
-            values["model_config"] = model_config_
+            _values["model_config"] = model_config_
         if self_ != None:
-            values["self"] = self_
+            _values["self"] = self_
         if field___ != None:
-            values["*/\n"] = field___
+            _values["*/\n"] = field___
         try:
-            action = _ACTIONS["EvilAction"].validate_python(values)
-        except ValidationError as exc:
-            return f"Error: {exc}"
-        step = self._client.step(action)
-        self._record(step)
-        return _text(step.observation)
+            _action = _ACTIONS["EvilAction"].validate_python(_values)
+        except ValidationError as _exc:
+            return f"Error: {_exc}"
+        _step = self._client.step(_action)
+        self._record(_step)
+        return _text(_step.observation)
 
 
 def trl_factory(base_url: str, **client_options: Any) -> Callable[[], EvilTrlEnv]:

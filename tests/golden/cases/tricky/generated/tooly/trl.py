@@ -135,15 +135,15 @@ class ToolyTrlEnv:
         """
         if self.done:
             return _OVER
-        tools = self._client.tools
-        before = tools.last_step
+        _tools = self._client.tools
+        _before = _tools.last_step
         try:
-            result: Any = tools.call_()
-        except (ToolError, EnvValidationError) as exc:
-            self._record(tools.last_step if tools.last_step is not before else None)
-            return f"Error: {exc}"
-        self._record(tools.last_step)
-        return _text(result)
+            _result: Any = _tools.call_()
+        except (ToolError, EnvValidationError) as _exc:
+            self._record(_tools.last_step if _tools.last_step is not _before else None)
+            return f"Error: {_exc}"
+        self._record(_tools.last_step)
+        return _text(_result)
 
     def class_(
         self,
@@ -164,19 +164,19 @@ class ToolyTrlEnv:
         """
         if self.done:
             return _OVER
-        tools = self._client.tools
-        before = tools.last_step
+        _tools = self._client.tools
+        _before = _tools.last_step
         try:
-            result: Any = tools.class_(
+            _result: Any = _tools.class_(
                 self_=self_,
                 my_arg=my_arg,
                 from_=from_,
             )
-        except (ToolError, EnvValidationError) as exc:
-            self._record(tools.last_step if tools.last_step is not before else None)
-            return f"Error: {exc}"
-        self._record(tools.last_step)
-        return _text(result)
+        except (ToolError, EnvValidationError) as _exc:
+            self._record(_tools.last_step if _tools.last_step is not _before else None)
+            return f"Error: {_exc}"
+        self._record(_tools.last_step)
+        return _text(_result)
 
     def notes_get_all(
         self,
@@ -195,17 +195,17 @@ class ToolyTrlEnv:
         """
         if self.done:
             return _OVER
-        tools = self._client.tools
-        before = tools.last_step
+        _tools = self._client.tools
+        _before = _tools.last_step
         try:
-            result: Any = tools.notes_get_all(
+            _result: Any = _tools.notes_get_all(
                 limit=limit,
             )
-        except (ToolError, EnvValidationError) as exc:
-            self._record(tools.last_step if tools.last_step is not before else None)
-            return f"Error: {exc}"
-        self._record(tools.last_step)
-        return _text(result)
+        except (ToolError, EnvValidationError) as _exc:
+            self._record(_tools.last_step if _tools.last_step is not _before else None)
+            return f"Error: {_exc}"
+        self._record(_tools.last_step)
+        return _text(_result)
 
 
 def trl_factory(base_url: str, **client_options: Any) -> Callable[[], ToolyTrlEnv]:

@@ -154,28 +154,28 @@ class TuplesTrlEnv:
         """
         if self.done:
             return _OVER
-        values: dict[str, Any] = {}
+        _values: dict[str, Any] = {}
         if location != (0.0, 0.0, 0.0):
-            values["location"] = location
+            _values["location"] = location
         if velocity != (1.0, 0.0, -1.0):
-            values["velocity"] = velocity
+            _values["velocity"] = velocity
         if pose != ((0.0, 0.0, 0.0), 0.5):
-            values["pose"] = pose
+            _values["pose"] = pose
         if path != None:
-            values["path"] = path
+            _values["path"] = path
         if marks != None:
-            values["marks"] = marks
+            _values["marks"] = marks
         if target != (2.0, 2.0, 2.0):
-            values["target"] = target
+            _values["target"] = target
         if grid != (3, 4):
-            values["grid"] = grid
+            _values["grid"] = grid
         try:
-            action = _ACTIONS["TuplesAction"].validate_python(values)
-        except ValidationError as exc:
-            return f"Error: {exc}"
-        step = self._client.step(action)
-        self._record(step)
-        return _text(step.observation)
+            _action = _ACTIONS["TuplesAction"].validate_python(_values)
+        except ValidationError as _exc:
+            return f"Error: {_exc}"
+        _step = self._client.step(_action)
+        self._record(_step)
+        return _text(_step.observation)
 
 
 def trl_factory(base_url: str, **client_options: Any) -> Callable[[], TuplesTrlEnv]:

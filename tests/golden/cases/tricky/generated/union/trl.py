@@ -147,17 +147,17 @@ class GridTrlEnv:
         """
         if self.done:
             return _OVER
-        values: dict[str, Any] = {}
-        values["direction"] = direction
+        _values: dict[str, Any] = {}
+        _values["direction"] = direction
         if steps != 1:
-            values["steps"] = steps
+            _values["steps"] = steps
         try:
-            action = _ACTIONS["Move"].validate_python(values)
-        except ValidationError as exc:
-            return f"Error: {exc}"
-        step = self._client.step(action)
-        self._record(step)
-        return _text(step.observation)
+            _action = _ACTIONS["Move"].validate_python(_values)
+        except ValidationError as _exc:
+            return f"Error: {_exc}"
+        _step = self._client.step(_action)
+        self._record(_step)
+        return _text(_step.observation)
 
     def turn(
         self,
@@ -174,15 +174,15 @@ class GridTrlEnv:
         """
         if self.done:
             return _OVER
-        values: dict[str, Any] = {}
-        values["way"] = way
+        _values: dict[str, Any] = {}
+        _values["way"] = way
         try:
-            action = _ACTIONS["Turn"].validate_python(values)
-        except ValidationError as exc:
-            return f"Error: {exc}"
-        step = self._client.step(action)
-        self._record(step)
-        return _text(step.observation)
+            _action = _ACTIONS["Turn"].validate_python(_values)
+        except ValidationError as _exc:
+            return f"Error: {_exc}"
+        _step = self._client.step(_action)
+        self._record(_step)
+        return _text(_step.observation)
 
     def pick(
         self,
@@ -201,17 +201,17 @@ class GridTrlEnv:
         """
         if self.done:
             return _OVER
-        values: dict[str, Any] = {}
-        values["cells"] = cells
+        _values: dict[str, Any] = {}
+        _values["cells"] = cells
         if at != None:
-            values["at"] = at
+            _values["at"] = at
         try:
-            action = _ACTIONS["Pick"].validate_python(values)
-        except ValidationError as exc:
-            return f"Error: {exc}"
-        step = self._client.step(action)
-        self._record(step)
-        return _text(step.observation)
+            _action = _ACTIONS["Pick"].validate_python(_values)
+        except ValidationError as _exc:
+            return f"Error: {_exc}"
+        _step = self._client.step(_action)
+        self._record(_step)
+        return _text(_step.observation)
 
 
 def trl_factory(base_url: str, **client_options: Any) -> Callable[[], GridTrlEnv]:
