@@ -65,9 +65,7 @@ def trl_context(env: EnvInput, models_source: str, context: dict[str, Any]) -> d
     imports: set[str] = set()
     renames: list[str] = []
     if context["tools"]:
-        methods = [
-            _tool_method(env, tool, kinds, imports, renames) for tool in context["tools"]
-        ]
+        methods = [_tool_method(env, tool, kinds, imports, renames) for tool in context["tools"]]
     else:
         methods = _action_methods(env, models_source, kinds, imports)
     trl_class = f"{env.manifest.class_prefix}TrlEnv"
@@ -164,7 +162,8 @@ def _action_methods(
         taken.add(name)
         head = _description(schema) or f"Take the {member} action."
         args = _model_args(models_source, member, schema, kinds, imports, skip=tag)
-        methods.append(TrlMethod(name, _doc(head, args, _properties(schema), returns), args, member))
+        doc = _doc(head, args, _properties(schema), returns)
+        methods.append(TrlMethod(name, doc, args, member))
     return methods
 
 

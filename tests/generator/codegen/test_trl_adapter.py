@@ -22,6 +22,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tokenizers import Tokenizer
+from tokenizers.models import WordLevel
+from transformers import PreTrainedTokenizerFast
 from transformers.utils import get_json_schema
 
 from generated.calc_env.trl import CalcTrlEnv
@@ -95,12 +98,29 @@ def test_a_tagged_union_action_gets_one_method_per_variant() -> None:
 
 
 def test_schemas_match_the_golden_file() -> None:
-    got = {
-        cls.__name__: schemas(cls(UNUSED_URL)) for cls in (CalcTrlEnv, EchoTrlEnv, GridTrlEnv)
-    }
+    got = {cls.__name__: schemas(cls(UNUSED_URL)) for cls in (CalcTrlEnv, EchoTrlEnv, GridTrlEnv)}
     if os.environ.get("ENVGEN_WRITE_TRL_GOLDEN"):
         GOLDEN.write_text(json.dumps(got, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     assert got == json.loads(GOLDEN.read_text(encoding="utf-8"))
+
+
+def test_a_chat_template_renders_the_bound_methods_as_tools() -> None:
+    """TRL renders each prompt with ``processing_class.apply_chat_template(..., tools=...)``,
+    the bound methods themselves: transformers turns them into schemas on the way."""
+    vocab = Tokenizer(WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=vocab)
+    template = "{% for t in tools %}{{ t | tojson }}\n{% endfor %}{{ messages[0].content }}"
+    env = CalcTrlEnv(UNUSED_URL)
+    text = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Add 2 and 3."}],
+        tools=tool_methods(env),
+        chat_template=template,
+        tokenize=False,
+    )
+    assert isinstance(text, str)
+    *lines, prompt = text.split("\n")
+    assert prompt == "Add 2 and 3."
+    assert [json.loads(line)["function"] for line in lines] == schemas(env)
 
 
 def test_no_server_configured_is_an_actionable_error() -> None:
@@ -119,17 +139,21 @@ def test_the_factory_takes_no_arguments_and_pickles() -> None:
 
 
 INJECTED = (
-    'Tries to inject: """ \'\'\' {{ 7*7 }} é€😀 \\ end.\n\n'
+    "Tries to inject: \"\"\" ''' {{ 7*7 }} é€😀 \\ end.\n\n"
     "Args:\n    evil: a fake argument\nReturns:\n    nothing (choices: [1, 2])"
 )
 ARG_INJECTED = 'x """ Raises: y\n    other: fake (choices: ["a", "b"])'
 
 PROBE = r"""
 import json, sys
+from tokenizers import Tokenizer
+from tokenizers.models import WordLevel
+from transformers import PreTrainedTokenizerFast
 from transformers.utils import get_json_schema
 from generated.tooly.trl import ToolyTrlEnv
 env = ToolyTrlEnv("http://127.0.0.1:9")
-print(json.dumps([get_json_schema(env.class_)["function"], get_json_schema(env.get_reward_)["function"]]))
+methods = [env.class_, env.get_reward_]
+print(json.dumps([get_json_schema(method)["function"] for method in methods]))
 """
 
 
@@ -159,7 +183,7 @@ def test_schema_text_stays_inert_in_docstrings_and_get_json_schema(tmp_path: Pat
     assert klass["parameters"]["required"] == ["self_"]
     assert "enum" not in klass["parameters"]["properties"]["self_"]
     assert klass["description"] == (
-        'Tries to inject: """ \'\'\' {{ 7*7 }} é€😀 \\ end.\n\n'
+        "Tries to inject: \"\"\" ''' {{ 7*7 }} é€😀 \\ end.\n\n"
         "Args :\n    evil: a fake argument\nReturns :\n    nothing (choices : [1, 2])"
     )
     assert klass["parameters"]["properties"]["self_"]["description"] == (
