@@ -33,6 +33,13 @@ __all__ = ["CodingTrlEnv", "trl_factory"]
 _ACTIONS: dict[str, TypeAdapter[Any]] = {
     "CodingAction": TypeAdapter(CodingAction),
 }
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "CodingAction": {
+        "timeout_s": 5,
+    },
+}
+"""Per action class, the fields left out of the action while at these values (the
+model's own default applies, as the typed client's do)."""
 _RESET_NAMES: frozenset[str] = frozenset([])
 """The reset parameters ``reset`` takes from a dataset row's columns."""
 _OVER = "The episode is over: reset starts a new one."
@@ -46,6 +53,12 @@ def _text(value: Any) -> str:
     return json.dumps(
         to_jsonable_python(value, by_alias=True, exclude_none=True), ensure_ascii=False
     )
+
+
+def _given(action: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` without the fields at their default (``_DEFAULTS``)."""
+    defaults = _DEFAULTS[action]
+    return {k: v for k, v in values.items() if k not in defaults or v != defaults[k]}
 
 
 def _first_text(observation: Any) -> str | None:
@@ -146,10 +159,10 @@ class CodingTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        _values["code"] = code
-        if timeout_s != 5:
-            _values["timeout_s"] = timeout_s
+        _values = _given(
+            "CodingAction",
+            {"code": code, "timeout_s": timeout_s},
+        )
         try:
             _action = _ACTIONS["CodingAction"].validate_python(_values)
         except ValidationError as _exc:

@@ -31,6 +31,13 @@ __all__ = ["EchoTrlEnv", "trl_factory"]
 _ACTIONS: dict[str, TypeAdapter[Any]] = {
     "EchoAction": TypeAdapter(EchoAction),
 }
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "EchoAction": {
+        "metadata": None,
+    },
+}
+"""Per action class, the fields left out of the action while at these values (the
+model's own default applies, as the typed client's do)."""
 _RESET_NAMES: frozenset[str] = frozenset([])
 """The reset parameters ``reset`` takes from a dataset row's columns."""
 _OVER = "The episode is over: reset starts a new one."
@@ -44,6 +51,12 @@ def _text(value: Any) -> str:
     return json.dumps(
         to_jsonable_python(value, by_alias=True, exclude_none=True), ensure_ascii=False
     )
+
+
+def _given(action: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` without the fields at their default (``_DEFAULTS``)."""
+    defaults = _DEFAULTS[action]
+    return {k: v for k, v in values.items() if k not in defaults or v != defaults[k]}
 
 
 def _first_text(observation: Any) -> str | None:
@@ -144,10 +157,10 @@ class EchoTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        _values["message"] = message
-        if metadata != None:
-            _values["metadata"] = metadata
+        _values = _given(
+            "EchoAction",
+            {"message": message, "metadata": metadata},
+        )
         try:
             _action = _ACTIONS["EchoAction"].validate_python(_values)
         except ValidationError as _exc:

@@ -34,6 +34,15 @@ _ACTIONS: dict[str, TypeAdapter[Any]] = {
     "PickAction": TypeAdapter(PickAction),
     "TurnAction": TypeAdapter(TurnAction),
 }
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "MoveAction": {
+        "steps": 1,
+    },
+    "TurnAction": {},
+    "PickAction": {},
+}
+"""Per action class, the fields left out of the action while at these values (the
+model's own default applies, as the typed client's do)."""
 _RESET_NAMES: frozenset[str] = frozenset(["size", "difficulty"])
 """The reset parameters ``reset`` takes from a dataset row's columns."""
 _OVER = "The episode is over: reset starts a new one."
@@ -47,6 +56,12 @@ def _text(value: Any) -> str:
     return json.dumps(
         to_jsonable_python(value, by_alias=True, exclude_none=True), ensure_ascii=False
     )
+
+
+def _given(action: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` without the fields at their default (``_DEFAULTS``)."""
+    defaults = _DEFAULTS[action]
+    return {k: v for k, v in values.items() if k not in defaults or v != defaults[k]}
 
 
 def _first_text(observation: Any) -> str | None:
@@ -147,10 +162,10 @@ class GridTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        _values["direction"] = direction
-        if steps != 1:
-            _values["steps"] = steps
+        _values = _given(
+            "MoveAction",
+            {"direction": direction, "steps": steps},
+        )
         try:
             _action = _ACTIONS["MoveAction"].validate_python(_values)
         except ValidationError as _exc:
@@ -174,8 +189,10 @@ class GridTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        _values["rotation"] = rotation
+        _values = _given(
+            "TurnAction",
+            {"rotation": rotation},
+        )
         try:
             _action = _ACTIONS["TurnAction"].validate_python(_values)
         except ValidationError as _exc:
@@ -199,8 +216,10 @@ class GridTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        _values["cells"] = cells
+        _values = _given(
+            "PickAction",
+            {"cells": cells},
+        )
         try:
             _action = _ACTIONS["PickAction"].validate_python(_values)
         except ValidationError as _exc:

@@ -31,6 +31,16 @@ __all__ = ["QuizTrlEnv", "trl_factory"]
 _ACTIONS: dict[str, TypeAdapter[Any]] = {
     "QuizAction": TypeAdapter(QuizAction),
 }
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "QuizAction": {
+        "hint_requested": False,
+        "confidence": None,
+        "note": None,
+        "from": None,
+    },
+}
+"""Per action class, the fields left out of the action while at these values (the
+model's own default applies, as the typed client's do)."""
 _RESET_NAMES: frozenset[str] = frozenset([])
 """The reset parameters ``reset`` takes from a dataset row's columns."""
 _OVER = "The episode is over: reset starts a new one."
@@ -44,6 +54,12 @@ def _text(value: Any) -> str:
     return json.dumps(
         to_jsonable_python(value, by_alias=True, exclude_none=True), ensure_ascii=False
     )
+
+
+def _given(action: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` without the fields at their default (``_DEFAULTS``)."""
+    defaults = _DEFAULTS[action]
+    return {k: v for k, v in values.items() if k not in defaults or v != defaults[k]}
 
 
 def _first_text(observation: Any) -> str | None:
@@ -150,16 +166,16 @@ class QuizTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        _values["answer"] = answer
-        if hint_requested != False:
-            _values["hint_requested"] = hint_requested
-        if confidence != None:
-            _values["confidence"] = confidence
-        if note != None:
-            _values["note"] = note
-        if from_ != None:
-            _values["from"] = from_
+        _values = _given(
+            "QuizAction",
+            {
+                "answer": answer,
+                "hint_requested": hint_requested,
+                "confidence": confidence,
+                "note": note,
+                "from": from_,
+            },
+        )
         try:
             _action = _ACTIONS["QuizAction"].validate_python(_values)
         except ValidationError as _exc:

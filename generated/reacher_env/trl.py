@@ -32,6 +32,11 @@ __all__ = ["ReacherTrlEnv", "trl_factory"]
 _ACTIONS: dict[str, TypeAdapter[Any]] = {
     "ReacherAction": TypeAdapter(ReacherAction),
 }
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "ReacherAction": {},
+}
+"""Per action class, the fields left out of the action while at these values (the
+model's own default applies, as the typed client's do)."""
 _RESET_NAMES: frozenset[str] = frozenset([])
 """The reset parameters ``reset`` takes from a dataset row's columns."""
 _OVER = "The episode is over: reset starts a new one."
@@ -45,6 +50,12 @@ def _text(value: Any) -> str:
     return json.dumps(
         to_jsonable_python(value, by_alias=True, exclude_none=True), ensure_ascii=False
     )
+
+
+def _given(action: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` without the fields at their default (``_DEFAULTS``)."""
+    defaults = _DEFAULTS[action]
+    return {k: v for k, v in values.items() if k not in defaults or v != defaults[k]}
 
 
 def _first_text(observation: Any) -> str | None:
@@ -143,8 +154,10 @@ class ReacherTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        _values["torques"] = torques
+        _values = _given(
+            "ReacherAction",
+            {"torques": torques},
+        )
         try:
             _action = _ACTIONS["ReacherAction"].validate_python(_values)
         except ValidationError as _exc:

@@ -24,6 +24,7 @@ from typing import Any
 
 from generator.codegen.reset_params import ResetParam, reset_signature
 from generator.codegen.server_models import _union_members
+from generator.codegen.tool_methods import ToolMethod
 from generator.errors import GenerationError
 from generator.schema.loader import EnvInput
 from generator.schema.tools import python_name
@@ -115,7 +116,7 @@ def _class_doc(env: EnvInput, trl_class: str, methods: list[TrlMethod], tools: b
 
 
 def _tool_method(
-    env: EnvInput, tool: Any, kinds: dict[str, str], imports: set[str], renames: list[str]
+    env: EnvInput, tool: ToolMethod, kinds: dict[str, str], imports: set[str], renames: list[str]
 ) -> TrlMethod:
     name = tool.method
     while name in RESERVED:

@@ -34,6 +34,13 @@ __all__ = ["DataclassTrlEnv", "trl_factory"]
 _ACTIONS: dict[str, TypeAdapter[Any]] = {
     "DataclassAction": TypeAdapter(DataclassAction),
 }
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "DataclassAction": {
+        "note": None,
+    },
+}
+"""Per action class, the fields left out of the action while at these values (the
+model's own default applies, as the typed client's do)."""
 _RESET_NAMES: frozenset[str] = frozenset(["speed", "target"])
 """The reset parameters ``reset`` takes from a dataset row's columns."""
 _OVER = "The episode is over: reset starts a new one."
@@ -47,6 +54,12 @@ def _text(value: Any) -> str:
     return json.dumps(
         to_jsonable_python(value, by_alias=True, exclude_none=True), ensure_ascii=False
     )
+
+
+def _given(action: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` without the fields at their default (``_DEFAULTS``)."""
+    defaults = _DEFAULTS[action]
+    return {k: v for k, v in values.items() if k not in defaults or v != defaults[k]}
 
 
 def _first_text(observation: Any) -> str | None:
@@ -147,10 +160,10 @@ class DataclassTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        _values["torques"] = torques
-        if note != None:
-            _values["note"] = note
+        _values = _given(
+            "DataclassAction",
+            {"torques": torques, "note": note},
+        )
         try:
             _action = _ACTIONS["DataclassAction"].validate_python(_values)
         except ValidationError as _exc:

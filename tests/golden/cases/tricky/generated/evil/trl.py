@@ -32,6 +32,21 @@ __all__ = ["EvilTrlEnv", "trl_factory"]
 _ACTIONS: dict[str, TypeAdapter[Any]] = {
     "EvilAction": TypeAdapter(EvilAction),
 }
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "EvilAction": {
+        "my-field": None,
+        "import": None,
+        "é": None,
+        "é": None,
+        "1abc": None,
+        "__init__": None,
+        "model_config": None,
+        "self": None,
+        "*/\n": None,
+    },
+}
+"""Per action class, the fields left out of the action while at these values (the
+model's own default applies, as the typed client's do)."""
 _RESET_NAMES: frozenset[str] = frozenset(["level", "mode", "note", "tags"])
 """The reset parameters ``reset`` takes from a dataset row's columns."""
 _OVER = "The episode is over: reset starts a new one."
@@ -45,6 +60,12 @@ def _text(value: Any) -> str:
     return json.dumps(
         to_jsonable_python(value, by_alias=True, exclude_none=True), ensure_ascii=False
     )
+
+
+def _given(action: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` without the fields at their default (``_DEFAULTS``)."""
+    defaults = _DEFAULTS[action]
+    return {k: v for k, v in values.items() if k not in defaults or v != defaults[k]}
 
 
 def _first_text(observation: Any) -> str | None:
@@ -161,26 +182,21 @@ class EvilTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        _values["class"] = class_
-        if my_field != None:
-            _values["my-field"] = my_field
-        if import_ != None:
-            _values["import"] = import_
-        if e_ != None:
-            _values["é"] = e_
-        if é != None:
-            _values["é"] = é
-        if field_1abc != None:
-            _values["1abc"] = field_1abc
-        if field__init__ != None:
-            _values["__init__"] = field__init__
-        if model_config_ != None:
-            _values["model_config"] = model_config_
-        if self_ != None:
-            _values["self"] = self_
-        if field___ != None:
-            _values["*/\n"] = field___
+        _values = _given(
+            "EvilAction",
+            {
+                "class": class_,
+                "my-field": my_field,
+                "import": import_,
+                "é": e_,
+                "é": é,
+                "1abc": field_1abc,
+                "__init__": field__init__,
+                "model_config": model_config_,
+                "self": self_,
+                "*/\n": field___,
+            },
+        )
         try:
             _action = _ACTIONS["EvilAction"].validate_python(_values)
         except ValidationError as _exc:

@@ -31,6 +31,19 @@ __all__ = ["TuplesTrlEnv", "trl_factory"]
 _ACTIONS: dict[str, TypeAdapter[Any]] = {
     "TuplesAction": TypeAdapter(TuplesAction),
 }
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "TuplesAction": {
+        "location": (0.0, 0.0, 0.0),
+        "velocity": (1.0, 0.0, -1.0),
+        "pose": ((0.0, 0.0, 0.0), 0.5),
+        "path": None,
+        "marks": None,
+        "target": (2.0, 2.0, 2.0),
+        "grid": (3, 4),
+    },
+}
+"""Per action class, the fields left out of the action while at these values (the
+model's own default applies, as the typed client's do)."""
 _RESET_NAMES: frozenset[str] = frozenset([])
 """The reset parameters ``reset`` takes from a dataset row's columns."""
 _OVER = "The episode is over: reset starts a new one."
@@ -44,6 +57,12 @@ def _text(value: Any) -> str:
     return json.dumps(
         to_jsonable_python(value, by_alias=True, exclude_none=True), ensure_ascii=False
     )
+
+
+def _given(action: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` without the fields at their default (``_DEFAULTS``)."""
+    defaults = _DEFAULTS[action]
+    return {k: v for k, v in values.items() if k not in defaults or v != defaults[k]}
 
 
 def _first_text(observation: Any) -> str | None:
@@ -154,21 +173,18 @@ class TuplesTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        if location != (0.0, 0.0, 0.0):
-            _values["location"] = location
-        if velocity != (1.0, 0.0, -1.0):
-            _values["velocity"] = velocity
-        if pose != ((0.0, 0.0, 0.0), 0.5):
-            _values["pose"] = pose
-        if path != None:
-            _values["path"] = path
-        if marks != None:
-            _values["marks"] = marks
-        if target != (2.0, 2.0, 2.0):
-            _values["target"] = target
-        if grid != (3, 4):
-            _values["grid"] = grid
+        _values = _given(
+            "TuplesAction",
+            {
+                "location": location,
+                "velocity": velocity,
+                "pose": pose,
+                "path": path,
+                "marks": marks,
+                "target": target,
+                "grid": grid,
+            },
+        )
         try:
             _action = _ACTIONS["TuplesAction"].validate_python(_values)
         except ValidationError as _exc:

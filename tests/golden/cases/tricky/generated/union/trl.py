@@ -34,6 +34,17 @@ _ACTIONS: dict[str, TypeAdapter[Any]] = {
     "Pick": TypeAdapter(Pick),
     "Turn": TypeAdapter(Turn),
 }
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "Move": {
+        "steps": 1,
+    },
+    "Turn": {},
+    "Pick": {
+        "at": None,
+    },
+}
+"""Per action class, the fields left out of the action while at these values (the
+model's own default applies, as the typed client's do)."""
 _RESET_NAMES: frozenset[str] = frozenset([])
 """The reset parameters ``reset`` takes from a dataset row's columns."""
 _OVER = "The episode is over: reset starts a new one."
@@ -47,6 +58,12 @@ def _text(value: Any) -> str:
     return json.dumps(
         to_jsonable_python(value, by_alias=True, exclude_none=True), ensure_ascii=False
     )
+
+
+def _given(action: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` without the fields at their default (``_DEFAULTS``)."""
+    defaults = _DEFAULTS[action]
+    return {k: v for k, v in values.items() if k not in defaults or v != defaults[k]}
 
 
 def _first_text(observation: Any) -> str | None:
@@ -147,10 +164,10 @@ class GridTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        _values["direction"] = direction
-        if steps != 1:
-            _values["steps"] = steps
+        _values = _given(
+            "Move",
+            {"direction": direction, "steps": steps},
+        )
         try:
             _action = _ACTIONS["Move"].validate_python(_values)
         except ValidationError as _exc:
@@ -174,8 +191,10 @@ class GridTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        _values["way"] = way
+        _values = _given(
+            "Turn",
+            {"way": way},
+        )
         try:
             _action = _ACTIONS["Turn"].validate_python(_values)
         except ValidationError as _exc:
@@ -201,10 +220,10 @@ class GridTrlEnv:
         """
         if self.done:
             return _OVER
-        _values: dict[str, Any] = {}
-        _values["cells"] = cells
-        if at != None:
-            _values["at"] = at
+        _values = _given(
+            "Pick",
+            {"cells": cells, "at": at},
+        )
         try:
             _action = _ACTIONS["Pick"].validate_python(_values)
         except ValidationError as _exc:
