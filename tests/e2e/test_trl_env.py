@@ -24,6 +24,8 @@ from generated.calc_env import CalcEnv
 from generated.calc_env.trl import CalcTrlEnv, trl_factory
 from generated.echo_env import EchoEnv
 from generated.echo_env.trl import EchoTrlEnv
+from generated.grid_env import GridEnv
+from generated.grid_env.trl import GridTrlEnv
 from tests.helpers import REPO
 
 pytestmark = [
@@ -49,7 +51,7 @@ def servers() -> Iterator[dict[str, str]]:
     providers: list[LocalProcessProvider] = []
     try:
         urls: dict[str, str] = {}
-        for name, spec in (("calc", CalcEnv.SPEC), ("echo", EchoEnv.SPEC)):
+        for name, spec in (("calc", CalcEnv.SPEC), ("echo", EchoEnv.SPEC), ("grid", GridEnv.SPEC)):
             provider = _serve(spec)
             providers.append(provider)
             assert provider.base_url is not None
@@ -122,3 +124,20 @@ def test_a_done_episode_refuses_further_calls(servers: dict[str, str]) -> None:
         env.done = True  # as a step that ended the episode leaves it
         assert env.add(a=1) == "The episode is over: reset starts a new one."
         assert env.rewards == []
+
+
+def test_grid_reset_parameters_come_from_the_row_and_variants_are_methods(
+    servers: dict[str, str],
+) -> None:
+    with GridTrlEnv(servers["grid"]) as env:
+        first = env.reset(seed=3, size=7, difficulty="hard", prompt="ignored", answer=1)
+        assert first is not None
+        assert len(json.loads(first)["grid"]) == 7  # size=7 reached the server
+        assert sorted(_tools(env)) == ["move", "pick", "turn"]
+        turned = json.loads(env.turn(rotation="left"))
+        assert turned["facing"] in ("north", "east", "south", "west")
+        moved = json.loads(env.move(direction="east", steps=1))
+        assert moved["facing"] == "east"
+        refused = env.move(direction="up")  # type: ignore[arg-type]
+        assert refused.startswith("Error: ") and "direction" in refused
+        assert len(env.rewards) == 2
