@@ -31,6 +31,10 @@ from generator.schema.tools import python_name
 
 RESERVED = frozenset({"reset", "get_reward", "reward", "rewards", "done"})
 """Names the adapter class has itself: TRL's reserved methods and the episode's state."""
+BODY_NAMES = frozenset(
+    {"self", "cast", "Any", "ToolError", "EnvValidationError", "ValidationError"}
+)
+"""Names a method's body uses: an argument named so gets a `_`."""
 
 _STRUCTURE = re.compile(r"\b(Args|Arguments|Returns|Raises|Yields|choices)\s*:", re.IGNORECASE)
 _JSON_NAMES = {"int", "float", "str", "bool", "None", "list", "dict", "tuple", "Any", "Literal"}
@@ -46,6 +50,7 @@ class TrlArg:
     default: str | None  # Python source of its default; None: required
     sent_unless: str | None  # left out of the call when equal to this (None: always sent)
     passed: str  # the expression handed to the typed tool method
+    kw: str  # the typed tool method's keyword for it (a tool env)
 
 
 @dataclass(frozen=True)
@@ -124,7 +129,10 @@ def _tool_method(
     if name != tool.method:
         renames.append(f"tool {tool.wire!r} is the method {name}()")
     props = _properties(env.bundle.defs.get(tool.arguments, {}))
-    args = [_arg(p, props.get(p.wire), kinds, imports) for p in tool.params]
+    args = _args(tool.params, props, kinds, imports)
+    for arg in args:
+        if arg.name != arg.kw:
+            renames.append(f"argument {arg.wire!r} of tool {tool.wire!r} is {arg.name}")
     source = next(t for t in env.tools if t.name == tool.wire)
     head = source.description.strip() or f"Call the tool {tool.wire!r}."
     returns = (
@@ -146,7 +154,7 @@ def _action_methods(
         schema = defs.get(action, {})
         head = _description(schema) or f"Take one step of the {env.name} environment."
         if kinds.get(action) != "model":  # no fields to read: the action as one JSON object
-            whole = TrlArg("action", "action", "dict[str, Any]", None, None, "action")
+            whole = TrlArg("action", "action", "dict[str, Any]", None, None, "action", "action")
             props = {"action": {"description": f"The {action} action as a JSON object."}}
             return [TrlMethod("step", _doc(head, [whole], props, returns), [whole], action, True)]
         args = _model_args(models_source, action, schema, kinds, imports, skip=None)
@@ -177,23 +185,26 @@ def _model_args(
     skip: str | None,
 ) -> list[TrlArg]:
     signature = reset_signature(source, model, schema if isinstance(schema, dict) else {})
-    props = _properties(schema)
+    params = [p for p in signature.params if not (p.wire == skip and p.default is not None)]
+    return _args(params, _properties(schema), kinds, imports)  # a union's tag: its default
+
+
+def _args(
+    params: list[ResetParam], props: dict[str, Any], kinds: dict[str, str], imports: set[str]
+) -> list[TrlArg]:
+    """The adapter's arguments for `params`; one named like a name the body uses gets a `_`."""
+    taken = {p.name for p in params}
     args: list[TrlArg] = []
-    for param in signature.params:
-        if param.wire == skip and param.default is not None:
-            continue  # the union's tag: its one value is the variant's default
-        name = param.name if param.name not in {"self"} else "self_"
-        param = ResetParam(
-            name, param.wire, param.annotation, param.default, param.sent_unless, param.doc
-        )
-        args.append(_arg(param, props.get(param.wire), kinds, imports))
+    for param in params:
+        name = param.name
+        while name in BODY_NAMES or (name != param.name and name in taken):
+            name += "_"
+        taken.add(name)
+        annotation, loose = _json_annotation(param.annotation, kinds, imports)
+        passed = f"cast(Any, {name})" if loose else name
+        default, sent_unless = param.default, param.sent_unless
+        args.append(TrlArg(name, param.wire, annotation, default, sent_unless, passed, param.name))
     return args
-
-
-def _arg(param: ResetParam, prop: Any, kinds: dict[str, str], imports: set[str]) -> TrlArg:
-    annotation, loose = _json_annotation(param.annotation, kinds, imports)
-    passed = f"cast(Any, {param.name})" if loose else param.name
-    return TrlArg(param.name, param.wire, annotation, param.default, param.sent_unless, passed)
 
 
 def _json_annotation(text: str, kinds: dict[str, str], imports: set[str]) -> tuple[str, bool]:

@@ -158,13 +158,14 @@ print(json.dumps([get_json_schema(method)["function"] for method in methods]))
 
 
 def test_schema_text_stays_inert_in_docstrings_and_get_json_schema(tmp_path: Path) -> None:
-    """tooly's tools, with descriptions that try to add arguments, enums and code, and a
-    tool named like TRL's reserved `get_reward`."""
+    """tooly's tools, with descriptions that try to add arguments, enums and code, a tool
+    named like TRL's reserved `get_reward` and an argument named like a name the body uses."""
     shutil.copytree(CASES / "tricky/schemas/tooly", tmp_path / "schemas/tooly")
     tools = tmp_path / "schemas/tooly/tools"
     tool = json.loads((tools / "class.json").read_text(encoding="utf-8"))
     tool["description"] = INJECTED
     tool["inputSchema"]["properties"]["self"]["description"] = ARG_INJECTED
+    tool["inputSchema"]["properties"]["cast"] = {"type": "integer", "default": 0}  # the body's
     (tools / "class.json").write_text(json.dumps(tool), encoding="utf-8")
     clash = {"name": "get_reward", "description": "A score.", "inputSchema": {"type": "object"}}
     (tools / "get_reward.json").write_text(json.dumps(clash), encoding="utf-8")
@@ -179,7 +180,7 @@ def test_schema_text_stays_inert_in_docstrings_and_get_json_schema(tmp_path: Pat
     assert not MARKER.exists()
     klass, renamed = json.loads(proc.stdout)
     assert klass["name"] == "class_"
-    assert sorted(klass["parameters"]["properties"]) == ["from_", "my_arg", "self_"]
+    assert sorted(klass["parameters"]["properties"]) == ["cast_", "from_", "my_arg", "self_"]
     assert klass["parameters"]["required"] == ["self_"]
     assert "enum" not in klass["parameters"]["properties"]["self_"]
     assert klass["description"] == (
@@ -194,3 +195,5 @@ def test_schema_text_stays_inert_in_docstrings_and_get_json_schema(tmp_path: Pat
     source = (tmp_path / "generated/tooly/trl.py").read_text(encoding="utf-8")
     assert "{{ 7*7 }}" in source and "49" not in source
     assert "- tool 'get_reward' is the method get_reward_()" in source
+    assert "- argument 'cast' of tool 'class' is cast_" in source
+    assert "cast=cast_," in source  # the tools method's own keyword
