@@ -2,7 +2,7 @@
 
 TRL (1.16) collects an environment's tools with ``inspect.getmembers(type(env),
 predicate=inspect.isfunction)`` minus ``reset``, ``get_reward`` and names starting with
-``_`` (earlier releases: ``inspect.getmembers(env, predicate=inspect.ismethod)``), builds
+``_`` (trl 1.9.0: ``inspect.getmembers(env, predicate=inspect.ismethod)``), builds
 each one's schema with ``transformers.utils.get_json_schema`` and calls a tool as
 ``tool(**arguments)`` under its ``__name__``. TRL itself needs torch, which is not installed
 here; transformers' ``get_json_schema`` is, and these tests run it on the generated methods.
