@@ -28,11 +28,20 @@ from generator.codegen.render_constants import PACKAGE_INIT, TEMPLATES_DIR
 from generator.codegen.reset_params import reset_context
 from generator.codegen.server_models import ServerModels
 from generator.codegen.tool_methods import tool_context, tool_exports
+from generator.codegen.trl_methods import trl_context
 from generator.errors import GenerationError, SchemaError
 from generator.schema.loader import EnvInput
 from generator.schema.published import schemas_json
 
-PACKAGE_FILES = ("__init__.py", "_runtime.py", "client.py", "models.py", "py.typed", "schemas.json")
+PACKAGE_FILES = (
+    "__init__.py",
+    "_runtime.py",
+    "client.py",
+    "models.py",
+    "py.typed",
+    "schemas.json",
+    "trl.py",
+)
 """The files an installed env package holds; README.md and pyproject.toml describe it.
 `schemas.json` (the committed schemas and their hash) is read by the client at connect."""
 OUTPUT_FILES = (*PACKAGE_FILES, "server.py", "README.md", "pyproject.toml")
@@ -237,6 +246,7 @@ def render_env(
     context.update(tool_context(env, models))
     context["tool_exports"] = tool_exports(context)
     context["tools_doc"] = _tools_doc(env, context)
+    context.update(trl_context(env, models, context))
     context["exports"] = sorted(
         ["RUNTIME_API", names["client"], names["async_client"], *model_names]
         + context["tool_exports"]
@@ -254,6 +264,7 @@ def render_env(
     }
     if env.tools:
         files["tools.py"] = render("tools.py.jinja")
+    files["trl.py"] = render("trl.py.jinja")
     return files
 
 

@@ -40,6 +40,7 @@ def test_generate_then_check_is_clean(tmp_path: Path) -> None:
         "pyproject.toml",
         "schemas.json",
         "server.py",
+        "trl.py",
     ]
     assert _generate(tmp_path) == []  # nothing changed, nothing rewritten
 
