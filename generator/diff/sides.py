@@ -7,6 +7,7 @@ what the model generator needs to make the Python API of that version.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -82,8 +83,18 @@ def relabel(exc: InputError, label: str) -> InputError:
     )
 
 
-def load_env_side(layout: Layout, name: str, label: str) -> Side:
-    """Read env.toml, the role schemas and the tools of `name` as `envgen generate` would."""
+def load_env_side(
+    layout: Layout,
+    name: str,
+    label: str,
+    tools_from: Path | None = None,
+    tools_display: Callable[[Path], str] | None = None,
+) -> Side:
+    """Read env.toml, the role schemas and the tools of `name` as `envgen generate` would.
+
+    `tools_from`: a folder whose `tools/` to read instead of the env's own (a live server's
+    listing, as `verify` compares it), shown in errors and changes by `tools_display`.
+    """
     env_dir = layout.schemas / name
     problem = check_env_name(name)
     if problem:
@@ -109,7 +120,7 @@ def load_env_side(layout: Layout, name: str, label: str) -> Side:
         role_names["reset"] = f"{prefix}{_ROLE_CLASS['reset']}"
     else:
         role_names["reset"] = NO_RESET
-    found = load_tools(env_dir, layout.display)
+    found = load_tools(tools_from or env_dir, tools_display or layout.display)
     bundler = Bundler(layout.schemas, layout.root)
     bundler.preload(found.documents)
     bundle = bundler.bundle(files, role_names, tool_roots(found.tools))

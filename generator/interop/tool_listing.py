@@ -38,6 +38,8 @@ class PulledTools:
     origin: str
     """The URL the tools were read from."""
     notes: tuple[str, ...] = ()
+    lists_outputs: bool = True
+    """Whether the listing shows output schemas (MCP's `tools/list`; the step's does not)."""
 
 
 def is_tool_env(action_schema: Any) -> bool:
@@ -75,6 +77,7 @@ def pull_tools(base_url: str) -> PulledTools:
             f"{base_url.rstrip('/')}/mcp is not served: the tools come from OpenEnv's "
             "list_tools step, which lists no output schemas (calls will return ToolResult)",
         )
+    lists_outputs = reply is not None
     files: dict[str, str] = {}
     for index, tool in enumerate(tools):
         pointer = f"{prefix}/{index}"
@@ -93,7 +96,7 @@ def pull_tools(base_url: str) -> PulledTools:
         files[path] = tool_file_text(doc)
     if not files:
         notes += (f"{origin} lists no tools",)
-    return PulledTools(files, origin, notes)
+    return PulledTools(files, origin, notes, lists_outputs)
 
 
 def _mcp_tools(reply: Any, origin: str) -> list[dict[str, Any]]:

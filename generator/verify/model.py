@@ -10,6 +10,8 @@ CHECKS: dict[str, str] = {
     "drift.breaking": "the server's /schema differs from the committed schemas in a way "
     "that breaks the committed client",
     "drift.version": "the server's /metadata version is not env.toml's version",
+    "drift.tool": "a tool env's live tool listing differs from the committed tools in a way "
+    "that breaks the committed client (a tool gone, a new required argument, ...)",
     "reset.observation": "a reset reply breaks the committed observation schema or envelope",
     "reset.done": "a reset reply says the episode is already done",
     "step.observation": "a step reply breaks the committed observation schema or envelope",

@@ -1,5 +1,5 @@
-"""One `envgen verify` run: drift, a tool env's tool calls, boundary actions, fuzzing,
-negative cases, on one server."""
+"""One `envgen verify` run: drift (a tool env's tool listing too), a tool env's tool calls,
+boundary actions, fuzzing, negative cases, on one server."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from generator.verify.probe import probe
 from generator.verify.schemas import CommittedSchemas
 from generator.verify.session import WireSession
 from generator.verify.target import Target
+from generator.verify.tool_drift import check_tool_drift
 from generator.verify.tools import check_tools
 
 
@@ -43,6 +44,8 @@ def verify(
     if options.drift:
         check_drift(layout, schemas, target.url, report)
         check_version(layout, schemas, target.url, report)
+        if schemas.env.tools:
+            check_tool_drift(layout, schemas, target.url, report)
     counters = Counters()
     revive: Callable[[], str] | None = None
     if target.can_restart:

@@ -62,6 +62,15 @@ def _call(tool: str, **arguments: Any) -> dict[str, Any]:
     return {"type": "call_tool", "tool_name": tool, "arguments": arguments}
 
 
+def _calls_found(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The violations the tool calls found (the listing's own drift is tested apart)."""
+    return [v for v in report["violations"] if v["check"] != "drift.tool"]
+
+
+def _drift(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [v for v in report["violations"] if v["check"] == "drift.tool"]
+
+
 def _tool_notes(report: dict[str, Any]) -> list[str]:
     return [note for note in report["notes"] if note.startswith("tool.error: ")]
 
@@ -82,7 +91,11 @@ def test_a_result_breaking_the_output_schema_is_reported(
 ) -> None:
     code, report = _report(tool_project, tool_servers["bad-output"])
     assert code == 1
-    (found,) = report["violations"]
+    (listed,) = _drift(report)  # the listing shows it too: the server's schema lost the enum
+    assert listed["file"] == "schemas/tool_env/tools/measure.json"
+    assert listed["pointer"] == "/outputSchema/properties/kind/enum"
+    assert listed["message"].startswith("enum.removed: tool 'measure': enum restriction removed")
+    (found,) = _calls_found(report)
     assert found["check"] == "tool.output"
     assert found["pointer"] == "/observation/result/structured_content/kind"
     assert found["value"] == "empty" and found["message"].startswith("measure: ")
@@ -106,7 +119,14 @@ def test_valid_arguments_refused_are_found_at_their_boundary(
 ) -> None:
     code, report = _report(tool_project, tool_servers["rejects-valid"])
     assert code == 1
-    (found,) = report["violations"]
+    (listed,) = _drift(report)
+    assert listed["file"] == "schemas/tool_env/tools/scale.json"
+    assert listed["pointer"] == "/inputSchema/properties/factor/maximum"
+    assert listed["message"] == (
+        "number.maximum-lowered: tool 'scale': maximum 10 -> 5; old clients may still send "
+        "what the new server now rejects"
+    )
+    (found,) = _calls_found(report)
     assert found["check"] == "tool.rejected-valid"
     assert found["boundary"] == {
         "role": "tool",
@@ -124,9 +144,36 @@ def test_a_committed_tool_the_server_lacks_is_missing(
 ) -> None:
     code, report = _report(tool_project, tool_servers["missing-tool"])
     assert code == 1
-    (found,) = report["violations"]
+    (listed,) = _drift(report)
+    assert listed["file"] == "schemas/tool_env/tools/echo.json" and listed["pointer"] == ""
+    assert listed["message"].startswith("tool.removed: tool 'echo' removed")
+    (found,) = _calls_found(report)
     assert found["check"] == "tool.missing" and "echo" in found["message"]
     assert found["file"] == "schemas/tool_env/tools/echo.json"
+
+
+def test_the_listing_is_judged_against_the_committed_tools_in_the_server_s_direction(
+    tool_project: Path, tool_servers: dict[str, str]
+) -> None:
+    tools = tool_project / "schemas" / "tool_env" / "tools"
+    (tools / "measure.json").unlink()  # the server has a tool the committed client lacks
+    scale = json.loads((tools / "scale.json").read_text())
+    scale["inputSchema"]["properties"]["factor"]["maximum"] = 20  # committed: wider
+    (tools / "scale.json").write_text(json.dumps(scale, indent=2) + "\n")
+    code, report = _report(tool_project, tool_servers["none"], "--no-negative")
+    (listed,) = _drift(report)
+    assert listed["file"] == "schemas/tool_env/tools/scale.json"
+    assert listed["message"].startswith("number.maximum-lowered: tool 'scale': maximum 20 -> 10")
+    assert "tool drift (safe): tool 'measure' added" in report["notes"]
+    assert code == 1
+
+
+def test_a_conforming_listing_adds_no_drift_and_no_note(
+    tool_project: Path, tool_servers: dict[str, str]
+) -> None:
+    code, report = _report(tool_project, tool_servers["none"], "--no-negative")
+    assert code == 0 and not _drift(report)
+    assert not [note for note in report["notes"] if note.startswith("tool drift")]
 
 
 def test_the_text_report_gives_the_reproduction(
