@@ -28,7 +28,7 @@ def test_new_tools_writes_a_tool_env_that_loads_and_generates(tmp_path: Path) ->
     assert env.manifest.backend == "openenv"  # lean does not serve MCP envs yet
     assert "openenv" in env.manifest.docker_requirements
     server = (tmp_path / "servers" / "demo_tools" / "server.py").read_text()
-    assert "class DemoToolsEnvironment(MCPEnvironment)" in server
+    assert "class DemoToolsEnvironment(ToolEnvironment)" in server
     compile(server, "server.py", "exec")
     result = runner.invoke(main, ["--root", str(tmp_path), "generate", "demo_tools"])
     assert result.exit_code == 0, result.output
