@@ -142,7 +142,9 @@ class ToolEnvironment(MCPEnvironment):
         return self._state
 
     def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(name=self.NAME, description=self.DESCRIPTION, version=self.VERSION)
+        return EnvironmentMetadata(
+            name=self.NAME, description=self.DESCRIPTION, version=self.VERSION
+        )
 
 
 def tool_app(

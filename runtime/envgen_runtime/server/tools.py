@@ -32,8 +32,10 @@ from ..core.errors import EnvValidationError, ValidationIssue, validation_error
 WRAP_MARK = "x-fastmcp-wrap-result"
 """The output schema's mark that the result is a value wrapped as ``{"result": value}``."""
 
-ToolFunctions = Mapping[str, Callable[..., Any]] | Iterable[Callable[..., Any]]
-"""Tool implementations: wire name -> function, or functions named as the tools' Python names."""
+ToolFunctions = Mapping[str, Any] | Iterable[Any]
+"""Tool implementations: wire name -> function, or functions named as the tools' Python names.
+Typed loosely (a dict of differently typed functions is a `dict[str, function]` to mypy):
+`resolve_functions` checks each at start-up."""
 
 
 class ToolMismatchError(ValueError):
