@@ -30,6 +30,7 @@ import anyio.to_thread
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError, ValidationError
 from fastmcp.tools import Tool, ToolResult
+from mcp.types import Tool as MCPTool
 from mcp.types import ToolAnnotations
 from openenv.core.env_server.mcp_environment import MCPEnvironment
 from openenv.core.env_server.types import EnvironmentMetadata, Observation, State
@@ -65,6 +66,12 @@ class CommittedTool(Tool):
             fn=fn,
             committed=tool,
         )
+
+    def to_mcp_tool(self, **overrides: Any) -> MCPTool:
+        """MCP's `Tool` as listed: the file's own `title`, even when absent (FastMCP would
+        copy `annotations.title` up, a key the file lacks)."""
+        tool: ServerTool = self.committed
+        return super().to_mcp_tool(**{"title": tool.title, **overrides})
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         tool: ServerTool = self.committed

@@ -93,6 +93,7 @@ TOOLS = (
         arguments=NoteArguments,
         result=None,
         input_schema='{"type": "object", "properties": {"text": {"type": "string"}}}',
+        annotations='{"title": "Note it", "readOnlyHint": true}',
     ),
 )
 
@@ -233,6 +234,10 @@ def test_the_server_publishes_the_committed_schemas_as_they_are() -> None:
     assert scale_tool["description"] == "Scale a value."
     assert listed["sum-up"]["title"] == "Sum up"
     assert listed["note"]["outputSchema"] is None and listed["note"]["description"] is None
+    # annotations as the file has them; their title is not copied up as FastMCP would
+    assert listed["note"]["title"] is None
+    assert listed["note"]["annotations"]["title"] == "Note it"
+    assert listed["note"]["annotations"]["readOnlyHint"] is True
 
 
 def test_calls_return_wrapped_values_objects_and_text() -> None:
