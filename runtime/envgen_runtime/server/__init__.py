@@ -75,8 +75,8 @@ def __getattr__(name: str) -> Any:
     if name in _TOOL_ENV:
         from .extra import require_openenv
 
+        require_openenv("fastmcp")  # first: openenv's MCP module imports it
         require_openenv("openenv.core.env_server.mcp_environment")
-        require_openenv("fastmcp")
         from . import tool_env
 
         return getattr(tool_env, name)
