@@ -159,12 +159,13 @@ def _check_parameters(tool: ServerTool, fn: Callable[..., Any], where: str) -> N
 
 
 def call_arguments(tool: ServerTool, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The keyword arguments of one call: ``arguments`` validated as the tool's arguments
-    model (defaults filled in), or an ``EnvValidationError`` naming each failing argument in
-    the client's words (``<tool> arguments failed validation``)."""
+    """The keyword arguments of one call (by the model's field names): ``arguments``, keyed
+    by the schema's names, validated as the tool's arguments model (defaults filled in), or
+    an ``EnvValidationError`` naming each failing argument in the client's words (``<tool>
+    arguments failed validation``)."""
     role = f"{tool.name} arguments"
-    try:
-        model = tool.arguments.model_validate(dict(arguments or {}))
+    try:  # by the schema's names only, as published (`from`, not the model's `from_`)
+        model = tool.arguments.model_validate(dict(arguments or {}), by_alias=True, by_name=False)
     except pydantic.ValidationError as exc:
         raise validation_error(role, exc) from None
     return {name: getattr(model, name) for name in type(model).model_fields}

@@ -169,6 +169,8 @@ def test_arguments_are_validated_defaults_filled_and_wire_names_read() -> None:
         "factor": 2,
         "from_": "y",
     }
+    with pytest.raises(EnvValidationError, match="from_: Extra inputs are not permitted"):
+        call_arguments(TOOLS[0], {"value": 1.5, "from_": "y"})  # the wire name is `from`
     with pytest.raises(EnvValidationError) as caught:
         call_arguments(TOOLS[0], {"value": "big", "factor": 0, "other": 1})
     assert caught.value.role == "scale arguments"
