@@ -83,6 +83,8 @@ class CommittedTool(Tool):
             value = await self.fn(**kwargs)
         else:
             value = await anyio.to_thread.run_sync(functools.partial(self.fn, **kwargs))
+            if inspect.isawaitable(value):  # a partial or callable object over a coroutine
+                value = await value
         try:
             data = checked_result(tool, value)
         except EnvValidationError as exc:

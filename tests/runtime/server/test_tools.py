@@ -250,6 +250,15 @@ def test_calls_return_wrapped_values_objects_and_text() -> None:
     assert out["note"].content[0].text == "noted: hi"
 
 
+def test_a_callable_that_returns_a_coroutine_is_awaited() -> None:
+    class Summer:
+        async def __call__(self, values: list[float]) -> SummaryResult:
+            return SummaryResult(count=len(values), total=sum(values))
+
+    out = _run(_listing_and_calls({"scale": scale, "sum-up": Summer(), "note": note}))
+    assert out["sum"].structured_content == {"count": 2, "total": 3.5}
+
+
 def test_a_bad_argument_is_a_tool_error_naming_it_before_the_function_runs() -> None:
     ran: list[float] = []
 
