@@ -39,7 +39,14 @@ from pydantic.json_schema import SkipJsonSchema
 
 from ..core.errors import EnvValidationError
 from .serving import DEFAULT_MAX_CONCURRENT_ENVS
-from .tools import ServerTool, ToolFunctions, call_arguments, checked_result, resolve_functions
+from .tools import (
+    ServerTool,
+    ToolFunctions,
+    call_arguments,
+    checked_result,
+    resolve_functions,
+    takes_extras,
+)
 
 OUTPUT_REFUSED = "Output validation error: "
 """How a refused return begins: FastMCP's own words for it, which `envgen verify` reads."""
@@ -76,7 +83,7 @@ class CommittedTool(Tool):
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         tool: ServerTool = self.committed
         try:
-            kwargs = call_arguments(tool, arguments)
+            kwargs = call_arguments(tool, arguments, extras=takes_extras(self.fn))
         except EnvValidationError as exc:  # a bad call, logged as FastMCP logs its own
             raise ValidationError(str(exc), log_level=logging.WARNING) from None
         if inspect.iscoroutinefunction(self.fn):

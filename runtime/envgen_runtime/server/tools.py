@@ -158,17 +158,29 @@ def _check_parameters(tool: ServerTool, fn: Callable[..., Any], where: str) -> N
         )
 
 
-def call_arguments(tool: ServerTool, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+def call_arguments(
+    tool: ServerTool, arguments: Mapping[str, Any] | None, *, extras: bool = False
+) -> dict[str, Any]:
     """The keyword arguments of one call (by the model's field names): ``arguments``, keyed
     by the schema's names, validated as the tool's arguments model (defaults filled in), or
     an ``EnvValidationError`` naming each failing argument in the client's words (``<tool>
-    arguments failed validation``)."""
+    arguments failed validation``). With ``extras``, arguments the schema allows but does
+    not name (no ``additionalProperties: false``) are passed too, for a ``**kwargs``."""
     role = f"{tool.name} arguments"
     try:  # by the schema's names only, as published (`from`, not the model's `from_`)
         model = tool.arguments.model_validate(dict(arguments or {}), by_alias=True, by_name=False)
     except pydantic.ValidationError as exc:
         raise validation_error(role, exc) from None
-    return {name: getattr(model, name) for name in type(model).model_fields}
+    values = {name: getattr(model, name) for name in type(model).model_fields}
+    if extras and model.model_extra:
+        values.update(model.model_extra)
+    return values
+
+
+def takes_extras(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` has a ``**kwargs``, which receives the arguments no field names."""
+    params = inspect.signature(fn).parameters.values()
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 def checked_result(tool: ServerTool, value: Any) -> Any:

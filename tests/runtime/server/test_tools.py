@@ -178,6 +178,30 @@ def test_arguments_are_validated_defaults_filled_and_wire_names_read() -> None:
     assert str(caught.value).startswith("scale arguments failed validation (3 errors):\n")
 
 
+def test_arguments_the_schema_allows_unnamed_reach_a_keyword_catch_all_only() -> None:
+    open_tool = TOOLS[2]  # NoArgs: extra fields ignored, as pydantic's default
+    assert call_arguments(open_tool, {"text": "a", "more": 1}) == {"text": "a"}
+
+    class Open(ServerModel):
+        model_config = ConfigDict(extra="allow")
+        text: str
+
+    tool = ServerTool("open", "takes_all", "f", Open, None, '{"type": "object"}')
+    assert call_arguments(tool, {"text": "a", "more": 1}) == {"text": "a"}
+    assert call_arguments(tool, {"text": "a", "more": 1}, extras=True) == {"text": "a", "more": 1}
+
+    def takes_all(text: str, **rest: Any) -> str:
+        return json.dumps({"text": text, **rest})
+
+    async def call() -> str:
+        async with Client(tool_server("t", [tool], [takes_all])) as client:
+            reply = await client.call_tool("open", {"text": "a", "more": 1})
+        text: str = reply.content[0].text
+        return text
+
+    assert json.loads(_run(call())) == {"text": "a", "more": 1}
+
+
 def test_a_wrapped_result_is_checked_as_the_value_of_result() -> None:
     assert checked_result(TOOLS[0], 3) == 3.0
     with pytest.raises(EnvValidationError) as caught:
