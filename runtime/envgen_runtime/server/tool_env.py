@@ -171,8 +171,14 @@ def tool_app(
 ) -> Any:
     """The ASGI app: ``websocket`` openenv's own (``/ws``, a fresh environment per ``POST
     /step``, ``/mcp``); ``http`` envgen's stateful HTTP app (one environment kept across
-    ``/reset`` and ``/step``), which an HTTP episode needs."""
+    ``/reset`` and ``/step``), which an HTTP episode needs.
+
+    One environment is made and closed first, so functions that do not match the committed
+    tools stop the server before it listens (both apps make environments only per session).
+    """
     from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
+
+    environment_cls().close()
 
     if protocol == "http":
         from .apps import http_app

@@ -15,6 +15,7 @@ from envgen_runtime.server import (
     ServerTool,
     ToolEnvironment,
     ToolMismatchError,
+    tool_app,
     tool_server,
 )
 from envgen_runtime.server.tools import call_arguments, checked_result, resolve_functions
@@ -339,3 +340,7 @@ def test_an_environment_whose_functions_do_not_match_fails_to_start() -> None:
 
     with pytest.raises(ToolMismatchError, match="tool 'sum-up'"):
         Short()
+    for protocol in ("websocket", "http"):  # before the app exists, not at a first session
+        with pytest.raises(ToolMismatchError, match="tool 'sum-up'"):
+            tool_app(Short, protocol)
+    assert tool_app(ScaleEnvironment, "http") is not None
