@@ -167,8 +167,22 @@ def call_arguments(
     arguments failed validation``). With ``extras``, arguments the schema allows but does
     not name (no ``additionalProperties: false``) are passed too, for a ``**kwargs``."""
     role = f"{tool.name} arguments"
-    try:  # by the schema's names only, as published (`from`, not the model's `from_`)
-        model = tool.arguments.model_validate(dict(arguments or {}), by_alias=True, by_name=False)
+    given = dict(arguments or {})
+    # By the schema's names only, as published (`from`, not the model's `from_`), and as JSON
+    # in pydantic's strict mode, which types values as JSON Schema does: "1.5" is no number
+    # (the client's lax check turns a caller's "1.5" into 1.5 before sending). Values that
+    # are not JSON (an in-process caller's) are validated as Python values.
+    try:
+        text = json.dumps(given, allow_nan=False)
+    except (TypeError, ValueError):
+        text = None
+    try:
+        if text is None:
+            model = tool.arguments.model_validate(given, by_alias=True, by_name=False)
+        else:
+            model = tool.arguments.model_validate_json(
+                text, strict=True, by_alias=True, by_name=False
+            )
     except pydantic.ValidationError as exc:
         raise validation_error(role, exc) from None
     values = {name: getattr(model, name) for name in type(model).model_fields}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from decimal import Decimal
 from typing import Annotated, Any
 
 import pytest
@@ -170,6 +171,13 @@ def test_arguments_are_validated_defaults_filled_and_wire_names_read() -> None:
         "factor": 2,
         "from_": "y",
     }
+    assert call_arguments(TOOLS[0], {"value": 2})["value"] == 2.0  # an integer is a number
+    # an in-process caller's Decimal is no JSON: validated as a Python value
+    assert call_arguments(TOOLS[0], {"value": Decimal("1.5")})["value"] == 1.5
+    with pytest.raises(EnvValidationError, match=r"value: Input should be a valid number"):
+        call_arguments(TOOLS[0], {"value": "1.5"})  # JSON Schema's typing: no string numbers
+    with pytest.raises(EnvValidationError, match=r"factor: Input should be a valid integer"):
+        call_arguments(TOOLS[0], {"value": 1, "factor": True})
     with pytest.raises(EnvValidationError, match="from_: Extra inputs are not permitted"):
         call_arguments(TOOLS[0], {"value": 1.5, "from_": "y"})  # the wire name is `from`
     with pytest.raises(EnvValidationError) as caught:
