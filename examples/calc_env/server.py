@@ -1,43 +1,35 @@
 # mypy: disallow-subclassing-any=False
 """Serve calc_env: `python -m examples.calc_env.server --protocol websocket|http`.
 
-A tool environment as OpenEnv builds and serves one: an `MCPEnvironment` (openenv 0.10's MCP
-environment base) over a FastMCP server whose tools are plain functions, served by openenv's
-own `create_app` with its `CallToolAction` and `CallToolObservation`. That app answers on
-`/ws` (tool calls as steps, OpenEnv's simulation mode), `POST /step` (a fresh environment per
-request) and `/mcp` (JSON-RPC `tools/list` and `tools/call`). `--protocol http` serves the
-same environment and models on envgen's stateful HTTP app instead (see `build_app`).
+A tool environment: its tools are plain functions, served as the committed tools
+(`schemas/calc_env/tools/`, the generated `server.TOOLS`) by envgen_runtime.server's
+`ToolEnvironment`, an openenv 0.10 `MCPEnvironment` over FastMCP. Each call's arguments are
+validated by the generated server models before a function runs (a bad argument is a tool
+error naming it, as the client's `EnvValidationError` does), each return is checked against
+the tool's output schema, and `tools/list` publishes the committed files as they are.
 
-The committed tool schemas (`schemas/calc_env/tools/`) are what this server's `tools/list`
-publishes; `tests/examples/test_calc_env.py` holds the two together.
+`--protocol websocket` serves on openenv's own `create_app` (`/ws` tool calls as steps,
+OpenEnv's simulation mode; `POST /step`, a fresh environment per request; `/mcp` JSON-RPC
+`tools/list` and `tools/call`); `--protocol http` the same environment on envgen's stateful
+HTTP app (see `envgen_runtime.server.tool_app`). `tests/examples/test_calc_env.py` holds the
+published schemas and the committed ones together.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections.abc import Sequence
 from typing import Any
 
-from fastmcp import FastMCP
-from openenv.core.env_server.mcp_environment import MCPEnvironment
-from openenv.core.env_server.types import EnvironmentMetadata, Observation, State
-from pydantic import BaseModel, Field
+from envgen_runtime.server import ToolEnvironment, tool_app, tool_main
 
 from generated.calc_env import CalcEnv
+from generated.calc_env.server import TOOLS, StatsResult
 
 NAME = "calc_env"
 DESCRIPTION = "A calculator tool environment: add, divide, stats and format-number."
 VERSION = CalcEnv.SPEC.version  # env.toml's, through `envgen generate`
 MAX_CONCURRENT_ENVS = 8
-
-
-class Stats(BaseModel):
-    """Summary statistics of a list of numbers."""
-
-    count: int = Field(description="How many values there were.")
-    mean: float = Field(description="Their arithmetic mean.")
-    maximum: float = Field(description="The largest value.")
 
 
 def finite(value: float) -> float:
@@ -48,109 +40,50 @@ def finite(value: float) -> float:
     return value
 
 
-def build_tools() -> FastMCP:
-    """The FastMCP server holding calc_env's tools."""
-    mcp: FastMCP = FastMCP(NAME)
-
-    @mcp.tool
-    def add(a: float, b: float = 0.0) -> float:
-        """Add two numbers."""
-        return finite(a + b)
-
-    @mcp.tool
-    def divide(numerator: float, denominator: float) -> float:
-        """Divide one number by another; dividing by zero is a tool error."""
-        if denominator == 0:
-            raise ValueError("division by zero")
-        return finite(numerator / denominator)
-
-    @mcp.tool
-    def stats(values: list[float] = Field(min_length=1)) -> Stats:  # noqa: B008
-        """Count, mean and maximum of a non-empty list of numbers."""
-        mean = finite(sum(values) / len(values))
-        return Stats(count=len(values), mean=mean, maximum=max(values))
-
-    @mcp.tool(name="format-number", output_schema=None)
-    def format_number(value: float, digits: int = Field(default=2, ge=0, le=10)) -> str:
-        """Format a number with a fixed count of decimal digits, as text."""
-        return f"{value:.{digits}f}"
-
-    return mcp
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
+    return finite(a + b)
 
 
-class CalcEnvironment(MCPEnvironment):
-    """Tool calls are its steps, counted in its state; reset starts a fresh count; any other
-    action is refused."""
+def divide(numerator: float, denominator: float) -> float:
+    """Divide one number by another; dividing by zero is a tool error."""
+    if denominator == 0:
+        raise ValueError("division by zero")
+    return finite(numerator / denominator)
 
-    SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self) -> None:
-        super().__init__(build_tools())
-        self._state = State(episode_id=None, step_count=0)
+def stats(values: list[float]) -> StatsResult:
+    """Count, mean and maximum of a non-empty list of numbers (minItems 1: checked before)."""
+    mean = finite(sum(values) / len(values))
+    return StatsResult(count=len(values), mean=mean, maximum=max(values))
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Any:
-        self._state = State(episode_id=episode_id, step_count=0)
-        return Observation(done=False, reward=0.0)
 
-    def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
-        self._state.step_count += 1  # the base class routes tool calls but counts nothing
-        return super().step(action, timeout_s=timeout_s, **kwargs)
+def format_number(value: float, digits: int) -> str:
+    """Format a number with a fixed count of decimal digits (0 to 10: checked before)."""
+    return f"{value:.{digits}f}"
 
-    async def step_async(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
-        self._state.step_count += 1
-        return await super().step_async(action, timeout_s=timeout_s, **kwargs)
 
-    def _step_impl(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
-        return Observation(done=False, reward=0.0, metadata={"error": "calc_env takes tool calls"})
+class CalcEnvironment(ToolEnvironment):
+    """calc_env's four tools; tool calls are its steps, counted in its state."""
 
-    @property
-    def state(self) -> State:
-        return self._state
+    TOOLS = TOOLS
+    NAME = NAME
+    DESCRIPTION = DESCRIPTION
+    VERSION = VERSION
 
-    def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(name=NAME, description=DESCRIPTION, version=VERSION)
+    def tool_functions(self) -> Sequence[Any]:
+        return [add, divide, stats, format_number]
 
 
 def build_app(protocol: str = "websocket") -> Any:
-    """calc_env's app. `websocket`: openenv's own (`/ws`, a fresh environment per `POST
-    /step`, `/mcp`); `http`: envgen_runtime.server's stateful HTTP app (one environment kept
-    across `/reset` and `/step`, openenv's request and reply shapes), which an HTTP episode
-    needs (envgen's HTTP transport refuses a server that forgets its environment)."""
-    from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
-
-    if protocol == "http":
-        from envgen_runtime.server import http_app
-
-        return http_app(
-            CalcEnvironment,
-            CallToolAction,
-            CallToolObservation,
-            State,
-            name=NAME,
-            description=DESCRIPTION,
-            version=VERSION,
-        )
-    from openenv.core.env_server.http_server import create_app
-
-    return create_app(
-        CalcEnvironment,
-        CallToolAction,
-        CallToolObservation,
-        env_name=NAME,
-        max_concurrent_envs=MAX_CONCURRENT_ENVS,
-    )
+    """calc_env's app: `websocket` openenv's own, `http` envgen's stateful HTTP app (an HTTP
+    episode needs one environment kept across requests)."""
+    return tool_app(CalcEnvironment, protocol, max_concurrent_envs=MAX_CONCURRENT_ENVS)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the command line env.toml's `[server] command` fills in, and serve."""
-    import uvicorn
-
-    parser = argparse.ArgumentParser(prog=NAME, description=DESCRIPTION)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--protocol", choices=("websocket", "http"), default="websocket")
-    args = parser.parse_args(argv)
-    uvicorn.run(build_app(args.protocol), host=args.host, port=args.port, log_level="warning")
+    tool_main(CalcEnvironment, argv, max_concurrent_envs=MAX_CONCURRENT_ENVS)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,10 @@ State, restated without openenv), made from the same schemas as the client. `mai
 `serve` serve on env.toml's `[server] backend` unless `--backend` says otherwise; here
 openenv. The client package never imports this module; serving needs
 `pip install 'envgen-runtime[server]'` (the openenv backend: `'envgen-runtime[openenv]'`).
+
+`TOOLS` holds the committed tools with their server-side argument and result models, for
+`envgen_runtime.server.ToolEnvironment` (or `tool_server`): the server validates each call
+as the client does, and publishes the tool files' schemas as they are.
 """
 
 from __future__ import annotations
@@ -178,6 +182,52 @@ class CalcObservation(ServerObservation):
     """
     Name of the tool that was called; absent from reset's observation (openenv's plain Observation, its reset_observation schema).
     """
+
+
+TOOLS: tuple[_server.ServerTool, ...] = (
+    _server.ServerTool(
+        name="add",
+        function="add",
+        source="schemas/calc_env/tools/add.json",
+        arguments=AddArguments,
+        result=AddResult,
+        input_schema='{"additionalProperties": false, "properties": {"a": {"type": "number"}, "b": {"default": 0.0, "type": "number"}}, "required": ["a"], "type": "object"}',
+        output_schema='{"properties": {"result": {"type": "number"}}, "required": ["result"], "type": "object", "x-fastmcp-wrap-result": true}',
+        description="Add two numbers.",
+    ),
+    _server.ServerTool(
+        name="divide",
+        function="divide",
+        source="schemas/calc_env/tools/divide.json",
+        arguments=DivideArguments,
+        result=DivideResult,
+        input_schema='{"additionalProperties": false, "properties": {"numerator": {"type": "number"}, "denominator": {"type": "number"}}, "required": ["numerator", "denominator"], "type": "object"}',
+        output_schema='{"properties": {"result": {"type": "number"}}, "required": ["result"], "type": "object", "x-fastmcp-wrap-result": true}',
+        description="Divide one number by another; dividing by zero is a tool error.",
+    ),
+    _server.ServerTool(
+        name="format-number",
+        function="format_number",
+        source="schemas/calc_env/tools/format-number.json",
+        arguments=FormatNumberArguments,
+        result=None,
+        input_schema='{"additionalProperties": false, "properties": {"value": {"type": "number"}, "digits": {"default": 2, "maximum": 10, "minimum": 0, "type": "integer"}}, "required": ["value"], "type": "object"}',
+        description="Format a number with a fixed count of decimal digits, as text.",
+    ),
+    _server.ServerTool(
+        name="stats",
+        function="stats",
+        source="schemas/calc_env/tools/stats.json",
+        arguments=StatsArguments,
+        result=StatsResult,
+        input_schema='{"additionalProperties": false, "properties": {"values": {"items": {"type": "number"}, "minItems": 1, "type": "array"}}, "required": ["values"], "type": "object"}',
+        output_schema='{"description": "Summary statistics of a list of numbers.", "properties": {"count": {"description": "How many values there were.", "type": "integer"}, "mean": {"description": "Their arithmetic mean.", "type": "number"}, "maximum": {"description": "The largest value.", "type": "number"}}, "required": ["count", "mean", "maximum"], "type": "object"}',
+        description="Count, mean and maximum of a non-empty list of numbers.",
+    ),
+)
+"""The committed tools (schemas/calc_env/tools/), each with its server-side models and
+its file's schemas as they are: serve functions as them with
+`envgen_runtime.server.tool_server` or `ToolEnvironment`."""
 
 
 BACKEND = "openenv"

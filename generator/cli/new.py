@@ -28,8 +28,9 @@ from generator.errors import EnvgenError
 @click.option(
     "--tools",
     is_flag=True,
-    help="A tool env: OpenEnv's call-tool action, tools/echo.json and tools/add.json, and an "
-    'openenv MCPEnvironment server on FastMCP. Served on backend "openenv" (needs '
+    help="A tool env: OpenEnv's call-tool action, tools/echo.json and tools/add.json, and a "
+    "server module whose tools are plain functions on envgen_runtime.server.ToolEnvironment "
+    '(an openenv MCPEnvironment on FastMCP). Served on backend "openenv" (needs '
     "envgen-runtime[openenv]): the lean backend does not serve MCP envs yet.",
 )
 @verbosity_options

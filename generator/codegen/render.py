@@ -27,7 +27,7 @@ from generator.codegen.models import EnvModels, generate_env_models
 from generator.codegen.render_constants import PACKAGE_INIT, TEMPLATES_DIR
 from generator.codegen.reset_params import reset_context
 from generator.codegen.server_models import ServerModels
-from generator.codegen.tool_methods import tool_context, tool_exports
+from generator.codegen.tool_methods import server_tools, tool_context, tool_exports
 from generator.codegen.trl_methods import trl_context
 from generator.errors import GenerationError, SchemaError
 from generator.schema.loader import EnvInput
@@ -45,7 +45,7 @@ PACKAGE_FILES = (
 """The files an installed env package holds; README.md and pyproject.toml describe it.
 `schemas.json` (the committed schemas and their hash) is read by the client at connect."""
 OUTPUT_FILES = (*PACKAGE_FILES, "server.py", "README.md", "pyproject.toml")
-SERVER_NAMES = frozenset({"BACKEND", "Sequence", "main", "serve"})
+SERVER_NAMES = frozenset({"BACKEND", "Sequence", "TOOLS", "main", "serve"})
 """What server.py defines or imports beside the models (`server_main.py.jinja`)."""
 """`server.py` (server-side models, needing openenv) sits beside the package, not in its wheel."""
 INSTALLED_NAMESPACE = "envgen_clients"
@@ -304,6 +304,9 @@ def _server_module(
                 "action_doc": action_doc if isinstance(action_doc, str) else "",
             }
         )
+    if env.tools:
+        tools = server_tools(env, context["tools"])
+        tail += jinja.get_template("server_tools.py.jinja").render({**context, "entries": tools})
     future = "from __future__ import annotations\n"
     source = models.source.replace(future, future + "\n" + "\n".join(imports) + "\n", 1)
     serving = jinja.get_template("server_main.py.jinja").render(context)

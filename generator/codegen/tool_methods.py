@@ -13,6 +13,7 @@ is listed in `renames`, which the module docstring and README report.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +99,53 @@ def tool_context(env: EnvInput, models_source: str) -> dict[str, Any]:
         "tool_model_imports": sorted(model_imports),
         "tool_typing_imports": sorted(typing_imports),
     }
+
+
+@dataclass(frozen=True)
+class ServerToolEntry:
+    """One tool as `server_tools.py.jinja` renders it into server.py's `TOOLS`: the tool
+    file's own texts (JSON, key order kept), so the server publishes the committed tool."""
+
+    wire: str
+    function: str
+    source: str
+    arguments: str
+    result: str | None
+    input_schema: str
+    output_schema: str | None
+    description: str | None
+    title: str | None
+    annotations: str | None
+
+
+def server_tools(env: EnvInput, methods: list[ToolMethod]) -> list[ServerToolEntry]:
+    """server.py's `TOOLS` entries, read from each committed tool file as it is (the
+    bundle's copies have their `#` refs retargeted into the file)."""
+    from generator.schema.jsonio import read_json
+
+    out = []
+    for tool, method in zip(env.tools, methods, strict=True):
+        doc = read_json(tool.path, tool.display)
+
+        def text(key: str, doc: dict[str, Any] = doc) -> str | None:
+            value = doc.get(key)
+            return None if value is None else json.dumps(value, ensure_ascii=False)
+
+        out.append(
+            ServerToolEntry(
+                wire=tool.name,
+                function=method.method,
+                source=tool.display,
+                arguments=method.arguments,
+                result=method.result if method.structured else None,
+                input_schema=json.dumps(doc["inputSchema"], ensure_ascii=False),
+                output_schema=text("outputSchema"),
+                description=doc.get("description"),
+                title=doc["title"] if isinstance(doc.get("title"), str) else None,
+                annotations=text("annotations"),
+            )
+        )
+    return out
 
 
 def tool_exports(context: dict[str, Any]) -> list[str]:

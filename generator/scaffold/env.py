@@ -135,9 +135,9 @@ def new_env(
 ) -> Path:
     """Create schemas/<name>/ and the server module; refuse to touch anything existing.
 
-    `tools`: a tool env (OpenEnv's call-tool action, tools/echo.json and tools/add.json, an
-    `MCPEnvironment` server on the openenv backend). `class_prefix` (checked by the CLI) names
-    the classes; without it they derive from `name`.
+    `tools`: a tool env (OpenEnv's call-tool action, tools/echo.json and tools/add.json, a
+    `ToolEnvironment` server module on the openenv backend). `class_prefix` (checked by the
+    CLI) names the classes; without it they derive from `name`.
     """
     problem = check_env_name(name)
     if problem:

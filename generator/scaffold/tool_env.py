@@ -3,9 +3,10 @@
 The action, observation and state schemas are the shapes calc_env's committed schemas use
 (OpenEnv's `CallToolAction`, `CallToolObservation` with `tool_name` optional, as reset's
 observation has none, and `State`), so the generated client's tool calls and openenv's
-`MCPEnvironment` agree. The two tool files are what FastMCP's `tools/list` publishes for the
-scaffolded server's `echo` and `add` (`tool_server_module`), byte for byte as `envgen pull`
-writes them, so `envgen verify` and a later pull agree with the committed files.
+`MCPEnvironment` agree. The two tool files are what FastMCP would list for `echo(text: str)
+-> str` and `add(a: float, b: float = 0.0) -> float`, in `envgen pull`'s layout; the
+scaffolded server (`tool_server_module`) publishes them as they are, through the generated
+`server.TOOLS`, so `envgen verify` and a later pull agree with the committed files.
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
-"""The server module `envgen new --tools` writes: an openenv `MCPEnvironment` over FastMCP.
+"""The server module `envgen new --tools` writes: the tools as plain functions on
+envgen_runtime.server's `ToolEnvironment` (openenv's `MCPEnvironment` over FastMCP).
 
-Built like examples/calc_env/server.py. Its tools' signatures and docstrings are what
-FastMCP's `tools/list` turns into the scaffolded `tools/echo.json` and `tools/add.json`
-(`tool_env.TOOLS`), so `envgen verify` and a later `envgen pull` agree with the committed
-files; tests/generator/scaffold holds the two together. Only the env name and the class
-prefix (checked identifiers) reach the text.
+Built like examples/calc_env/server.py: the environment serves the committed tools (the
+generated `server.TOOLS`, from `tools/echo.json` and `tools/add.json`, `tool_env.TOOLS`), so
+`tools/list` publishes the committed files as they are and `envgen verify` and a later
+`envgen pull` agree with them; each call's arguments are validated by the generated server
+models before a function runs. tests/generator/scaffold and tests/e2e/test_scaffold_tool_env
+hold the two together. Only the env name and the class prefix (checked identifiers) reach
+the text.
 
 It serves on openenv's app (`backend = "openenv"`): envgen's lean app does not serve MCP
 environments yet.
@@ -16,14 +19,17 @@ import string
 
 _SERVER = string.Template(
     '''# mypy: disallow-subclassing-any=False
-"""The $name server: a tool environment, its tools plain functions on a FastMCP server.
+"""The $name server: a tool environment whose tools are the plain functions below.
 
-Each tool here must match its schemas/$name/tools/<tool>.json (the name, the docstring as
-the description, the parameters as inputSchema, the return type as outputSchema): edit both
-together, or edit the tools here, serve, and run `envgen pull` to rewrite the files; then
-`envgen generate $name` and `envgen verify $name`. env.toml's [server] command runs this
-module (`python -m $module --port 8000 --protocol websocket|http`), which is what
-`${prefix}Env.from_local_process()` starts.
+Each function serves the tool of its name in schemas/$name/tools/<tool>.json (the generated
+`server.TOOLS`): its parameters must be the tool's arguments, checked at start-up (a tool
+without a function, or a function for no tool, fails to start). Each call's arguments are
+validated by the generated models before the function runs, and its return is checked
+against the tool's outputSchema; `tools/list` publishes the tool files as they are. To add
+or change a tool, edit its tools/<tool>.json, run `envgen generate $name`, then edit the
+function here; `envgen verify $name` checks the served tools against the files. env.toml's
+[server] command runs this module (`python -m $module --port 8000 --protocol
+websocket|http`), which is what `${prefix}Env.from_local_process()` starts.
 
 It serves on openenv 0.10's app (`pip install 'envgen-runtime[openenv]'`, which brings
 fastmcp): `websocket` is openenv's own `create_app` (`/ws`, `POST /step`, `/mcp`), `http` the
@@ -33,111 +39,41 @@ environments yet, so env.toml says `backend = "openenv"`.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from fastmcp import FastMCP
-from openenv.core.env_server.mcp_environment import MCPEnvironment
-from openenv.core.env_server.types import EnvironmentMetadata, Observation, State
+from envgen_runtime.server import ToolEnvironment, tool_main
 
 from generated.$name import ${prefix}Env
-
-NAME = "$name"
-DESCRIPTION = "A tool environment: echo and add."
-VERSION = ${prefix}Env.SPEC.version  # env.toml's, through `envgen generate`
-MAX_CONCURRENT_ENVS = 8
+from generated.$name.server import TOOLS
 
 
-def build_tools() -> FastMCP:
-    """The FastMCP server holding $name's tools."""
-    mcp: FastMCP = FastMCP(NAME)
-
-    @mcp.tool
-    def echo(text: str) -> str:
-        """Return the text it is given."""
-        return text
-
-    @mcp.tool
-    def add(a: float, b: float = 0.0) -> float:
-        """Add two numbers."""
-        return a + b
-
-    return mcp
+def echo(text: str) -> str:
+    """Return the text it is given."""
+    return text
 
 
-class ${prefix}Environment(MCPEnvironment):
-    """Tool calls are its steps, counted in its state; reset starts a fresh count; any other
-    action is refused."""
-
-    SUPPORTS_CONCURRENT_SESSIONS = True
-
-    def __init__(self) -> None:
-        super().__init__(build_tools())
-        self._state = State(episode_id=None, step_count=0)
-
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Any:
-        self._state = State(episode_id=episode_id, step_count=0)
-        return Observation(done=False, reward=0.0)
-
-    def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
-        self._state.step_count += 1  # the base class routes tool calls but counts nothing
-        return super().step(action, timeout_s=timeout_s, **kwargs)
-
-    async def step_async(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
-        self._state.step_count += 1
-        return await super().step_async(action, timeout_s=timeout_s, **kwargs)
-
-    def _step_impl(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
-        error = "$name takes tool calls"  # a step that is not a tool call
-        return Observation(done=False, reward=0.0, metadata={"error": error})
-
-    @property
-    def state(self) -> State:
-        return self._state
-
-    def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(name=NAME, description=DESCRIPTION, version=VERSION)
+def add(a: float, b: float) -> float:
+    """Add two numbers (b defaults to 0.0, as tools/add.json says)."""
+    return a + b
 
 
-def build_app(protocol: str = "websocket") -> Any:
-    """`websocket`: openenv's own app; `http`: envgen_runtime.server's stateful HTTP app (one
-    environment kept across `/reset` and `/step`), which an HTTP episode needs."""
-    from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
+class ${prefix}Environment(ToolEnvironment):
+    """$name's tools; tool calls are its steps, counted in its state; reset starts a fresh
+    count (an override calls super().reset); any other action is refused."""
 
-    if protocol == "http":
-        from envgen_runtime.server import http_app
+    TOOLS = TOOLS
+    NAME = "$name"
+    DESCRIPTION = "A tool environment: echo and add."
+    VERSION = ${prefix}Env.SPEC.version  # env.toml's, through `envgen generate`
 
-        return http_app(
-            ${prefix}Environment,
-            CallToolAction,
-            CallToolObservation,
-            State,
-            name=NAME,
-            description=DESCRIPTION,
-            version=VERSION,
-        )
-    from openenv.core.env_server.http_server import create_app
-
-    return create_app(
-        ${prefix}Environment,
-        CallToolAction,
-        CallToolObservation,
-        env_name=NAME,
-        max_concurrent_envs=MAX_CONCURRENT_ENVS,
-    )
+    def tool_functions(self) -> Sequence[Any]:
+        return [echo, add]  # methods work too: each environment calls this once
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the command line env.toml's `[server] command` fills in, and serve."""
-    import uvicorn
-
-    parser = argparse.ArgumentParser(prog=NAME, description=DESCRIPTION)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--protocol", choices=("websocket", "http"), default="websocket")
-    args = parser.parse_args(argv)
-    uvicorn.run(build_app(args.protocol), host=args.host, port=args.port, log_level="warning")
+    tool_main(${prefix}Environment, argv)
 
 
 if __name__ == "__main__":

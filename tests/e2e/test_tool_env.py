@@ -23,6 +23,7 @@ from envgen_runtime import (
     ToolResult,
     ToolSpec,
 )
+from pydantic import ConfigDict
 
 from generated.calc_env import (
     AddCall,
@@ -162,6 +163,32 @@ def test_a_tool_the_server_lacks_is_a_tool_error(calc_servers: dict[str, str]) -
         assert caught.value.error_type == "tool_not_found"
         assert "sqrt" in caught.value.tool_message
         assert env.tools.add(a=1, b=1).result == 2.0
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_the_server_refuses_bad_arguments_the_client_did_not_check(
+    calc_servers: dict[str, str], transport: str
+) -> None:
+    """Arguments sent raw, past the client's models: the server's generated models refuse
+    them before the tool runs, naming each argument in the client's words."""
+
+    class Unchecked(EnvModel):
+        model_config = ConfigDict(extra="allow")
+
+    raw: ToolSpec[ToolResult] = ToolSpec(
+        "stats", ModelCodec(Unchecked, "raw"), ModelCodec(ToolResult, "r"), False
+    )
+    with CalcEnv(calc_servers[transport], transport=transport) as env:
+        env.reset()
+        with pytest.raises(ToolError) as caught:
+            env.tools._call(raw, {"values": [], "extra": 1})
+        error = caught.value
+        assert error.tool == "stats" and error.error_type == "invalid_args"
+        assert error.tool_message.startswith("stats arguments failed validation (2 errors):")
+        assert "\n  - values: List should have at least 1 item" in error.tool_message
+        assert "\n  - extra: Extra inputs are not permitted" in error.tool_message
+        assert env.tools.stats(values=[1, 3]).mean == 2.0  # the session goes on
+        assert env.state().step_count == 2
 
 
 def test_a_strict_client_reads_what_openenv_sends(calc_servers: dict[str, str]) -> None:

@@ -3,18 +3,22 @@
 The tool files are the server's MCP `tools/list` entries (name, description, inputSchema,
 outputSchema) as they are; the action and state schemas are its `GET /schema`'s. The
 observation differs on purpose in one place: `tool_name` is not required, because reset's
-observation (openenv's plain Observation) has none.
+observation (openenv's plain Observation) has none. Functions that do not match the
+committed tools stop the server before it listens.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from examples.calc_env.server import build_app
+from tests.helpers import REPO
 
 from .serving import SCHEMAS
 
@@ -69,3 +73,33 @@ def _renamed(node: Any) -> Any:
     the runtime's exception); read it back under openenv's names."""
     text = json.dumps(node).replace("CallToolError", "ToolError")
     return json.loads(text)
+
+
+_MISMATCHED = """
+from envgen_runtime.server import tool_main
+from examples.calc_env.server import CalcEnvironment, add, divide, stats
+
+
+class Missing(CalcEnvironment):
+    def tool_functions(self):
+        return [add, divide, stats]  # format-number has no function
+
+
+tool_main(Missing, ["--port", "1"])
+"""
+
+
+def test_a_server_whose_functions_miss_a_tool_stops_before_it_listens() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _MISMATCHED],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert (
+        "ToolMismatchError: calc_env: tool 'format-number' (schemas/calc_env/tools/"
+        "format-number.json) has no implementation: define format_number(value, digits)"
+    ) in done.stderr

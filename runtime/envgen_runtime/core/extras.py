@@ -14,6 +14,7 @@ from .errors import MissingExtraError
 EXTRAS: dict[str, str] = {
     "docker": "docker",
     "fastapi": "openenv",
+    "fastmcp": "openenv",
     "gymnasium": "gym",
     "openenv": "openenv",
     "ray": "ray",

@@ -12,11 +12,17 @@ speaks two protocols: ``websocket`` (one environment per ``/ws`` session) and ``
 and schema shapes). ``main`` parses the command line env.toml's
 ``[server] command`` passes. ``http_app`` and ``websocket_app`` (the openenv backend's) load
 openenv when first named.
+
+A tool environment (openenv's ``MCPEnvironment``) serves its committed tools through
+``tool_env``: ``ToolEnvironment``, ``tool_server`` (an author's functions as the generated
+``TOOLS``, each call's arguments and return checked by the generated models), ``tool_app``
+and ``tool_main``; also loaded when first named, as they import FastMCP and openenv.
+``tools`` holds what the generated ``TOOLS`` are made of (``ServerTool``) and the checks.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .bases import Environment
 from .main import BACKENDS, PROTOCOLS, build_app, main, serve
@@ -29,6 +35,10 @@ from .models import (
     UnionAction,
 )
 from .serving import DEFAULT_MAX_CONCURRENT_ENVS
+from .tools import ServerTool, ToolMismatchError
+
+if TYPE_CHECKING:  # loaded by __getattr__ at run time: they import FastMCP and openenv
+    from .tool_env import ToolEnvironment, add_tools, tool_app, tool_main, tool_server
 
 __all__ = [
     "BACKENDS",
@@ -40,17 +50,36 @@ __all__ = [
     "ServerModel",
     "ServerObservation",
     "ServerState",
+    "ServerTool",
+    "ToolEnvironment",
+    "ToolMismatchError",
     "UnionAction",
+    "add_tools",
     "build_app",
     "http_app",
     "main",
     "serve",
+    "tool_app",
+    "tool_main",
+    "tool_server",
     "websocket_app",
 ]
 
+_TOOL_ENV = ("ToolEnvironment", "add_tools", "tool_app", "tool_main", "tool_server")
+"""A tool env's serving names (``tool_env``: FastMCP and openenv), imported on first use."""
+
 
 def __getattr__(name: str) -> Any:
-    """`http_app` and `websocket_app`: the openenv backend's apps, imported on first use."""
+    """`http_app` and `websocket_app` (the openenv backend's apps) and the tool env names
+    (`tool_env`'s), imported on first use."""
+    if name in _TOOL_ENV:
+        from .extra import require_openenv
+
+        require_openenv("fastmcp")  # first: openenv's MCP module imports it
+        require_openenv("openenv.core.env_server.mcp_environment")
+        from . import tool_env
+
+        return getattr(tool_env, name)
     if name in ("http_app", "websocket_app"):
         from .extra import require_openenv
 

@@ -36,6 +36,7 @@ def test_every_optional_module_maps_to_a_declared_extra() -> None:
     assert EXTRAS == {
         "docker": "docker",
         "fastapi": "openenv",
+        "fastmcp": "openenv",
         "gymnasium": "gym",
         "openenv": "openenv",
         "ray": "ray",
@@ -81,6 +82,24 @@ def test_missing_gymnasium_names_the_gym_extra_and_the_rest_of_the_runtime_impor
     out = proc.stdout.strip()
     assert out.startswith("gym gymnasium |"), out
     assert "pip install 'envgen-runtime[gym]'" in out and "GymVectorEnv" in out
+
+
+def test_missing_fastmcp_names_the_openenv_extra_and_server_tool_data_still_imports() -> None:
+    proc = _without(
+        "fastmcp",
+        """
+        from envgen_runtime import MissingExtraError
+        from envgen_runtime.server import ServerTool, ToolMismatchError
+        try:
+            from envgen_runtime.server import ToolEnvironment
+        except MissingExtraError as exc:
+            print(exc.extra, exc.module, "|", exc)
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    head, _, message = proc.stdout.partition(" | ")
+    assert head == "openenv fastmcp"
+    assert "pip install 'envgen-runtime[openenv]'" in message
 
 
 def test_asyncio_http_needs_no_httpx(legacy_url: str) -> None:

@@ -15,6 +15,10 @@ State, restated without openenv), made from the same schemas as the client. `mai
 `serve` serve on env.toml's `[server] backend` unless `--backend` says otherwise; here
 openenv. The client package never imports this module; serving needs
 `pip install 'envgen-runtime[server]'` (the openenv backend: `'envgen-runtime[openenv]'`).
+
+`TOOLS` holds the committed tools with their server-side argument and result models, for
+`envgen_runtime.server.ToolEnvironment` (or `tool_server`): the server validates each call
+as the client does, and publishes the tool files' schemas as they are.
 """
 
 from __future__ import annotations
@@ -125,6 +129,23 @@ class OnetoolObservation(ServerObservation):
     """
     Name of the tool that was called; absent from reset's observation (openenv's plain Observation, its reset_observation schema).
     """
+
+
+TOOLS: tuple[_server.ServerTool, ...] = (
+    _server.ServerTool(
+        name="lookup",
+        function="lookup",
+        source="schemas/onetool/tools/lookup.json",
+        arguments=LookupArguments,
+        result=LookupResult,
+        input_schema='{"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}',
+        output_schema='{"type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"]}',
+        description="Look a key up.",
+    ),
+)
+"""The committed tools (schemas/onetool/tools/), each with its server-side models and
+its file's schemas as they are: serve functions as them with
+`envgen_runtime.server.tool_server` or `ToolEnvironment`."""
 
 
 BACKEND = "openenv"

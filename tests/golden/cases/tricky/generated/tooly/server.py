@@ -17,6 +17,10 @@ State, restated without openenv), made from the same schemas as the client. `mai
 `serve` serve on env.toml's `[server] backend` unless `--backend` says otherwise; here
 openenv. The client package never imports this module; serving needs
 `pip install 'envgen-runtime[server]'` (the openenv backend: `'envgen-runtime[openenv]'`).
+
+`TOOLS` holds the committed tools with their server-side argument and result models, for
+`envgen_runtime.server.ToolEnvironment` (or `tool_server`): the server validates each call
+as the client does, and publishes the tool files' schemas as they are.
 """
 
 from __future__ import annotations
@@ -143,6 +147,41 @@ class ToolyObservation(ServerObservation):
     """
     Name of the tool that was called; absent from reset's observation (openenv's plain Observation, its reset_observation schema).
     """
+
+
+TOOLS: tuple[_server.ServerTool, ...] = (
+    _server.ServerTool(
+        name="call",
+        function="call_",
+        source="schemas/tooly/tools/call.json",
+        arguments=CallArguments,
+        result=None,
+        input_schema='{"type": "object", "properties": {}}',
+        description="",
+    ),
+    _server.ServerTool(
+        name="class",
+        function="class_",
+        source="schemas/tooly/tools/class.json",
+        arguments=ClassArguments,
+        result=ClassResult,
+        input_schema='{"type": "object", "properties": {"self": {"type": "string", "description": "Tries to inject: \\"\\"\\" \'\'\' {{ 7*7 }} {% raw %} __import__(\'os\').system(\'touch /tmp/envgen-pwned\') \\\\ end\\\\"}, "my-arg": {"type": "integer", "default": 3}, "from": {"type": "array", "items": {"type": "string"}, "default": ["a"]}}, "required": ["self"], "additionalProperties": false}',
+        output_schema='{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}',
+        description="Tries to inject: \"\"\" ''' {{ 7*7 }} {% raw %} __import__('os').system('touch /tmp/envgen-pwned') \\ end\\",
+    ),
+    _server.ServerTool(
+        name="notes.get-all",
+        function="notes_get_all",
+        source="schemas/tooly/tools/notes.get-all.json",
+        arguments=NotesGetAllArguments,
+        result=None,
+        input_schema='{"type": "object", "properties": {"limit": {"type": "integer", "minimum": 1, "default": 10}}}',
+        description="List notes.\n\nSecond paragraph.",
+    ),
+)
+"""The committed tools (schemas/tooly/tools/), each with its server-side models and
+its file's schemas as they are: serve functions as them with
+`envgen_runtime.server.tool_server` or `ToolEnvironment`."""
 
 
 BACKEND = "openenv"
