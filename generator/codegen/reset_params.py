@@ -42,7 +42,8 @@ class ResetSignature:
     model: str
     params: list[ResetParam]
     model_imports: list[str]  # names of models.py the argument types use
-    typing_imports: list[str]  # names of `typing` they use
+    typing_imports: list[str]  # names of `typing` they use (`Literal as Literal_aliased`
+    # where models.py has a model of that name)
 
 
 def reset_signature(models_source: str, model: str, schema: dict[str, Any]) -> ResetSignature:
@@ -50,7 +51,13 @@ def reset_signature(models_source: str, model: str, schema: dict[str, Any]) -> R
     tree = ast.parse(models_source)
     cls = _find_class(tree, model)
     known = _top_level_names(tree)
-    renamed = _import_aliases(tree)
+    aliases = _import_aliases(tree)
+    # A name models.py also defines (a model called `Literal`) cannot be unaliased: client.py
+    # imports that model too. A `typing` one keeps its alias (`Literal as Literal_aliased`);
+    # a builtin one is left unknown, so the argument falls back to `Any`.
+    renamed = {alias: name for alias, name in aliases.items() if name not in known}
+    kept = {alias: name for alias, name in aliases.items() if name in known}
+    kept = {alias: name for alias, name in kept.items() if name in TYPING_NAMES}
     props = schema.get("properties", {}) if isinstance(schema, dict) else {}
     params: list[ResetParam] = []
     model_imports: set[str] = set()
@@ -65,12 +72,13 @@ def reset_signature(models_source: str, model: str, schema: dict[str, Any]) -> R
         annotation = _unalias(annotation, renamed)
         wire = alias or name
         names = {n.id for n in ast.walk(annotation) if isinstance(n, ast.Name)}
-        unknown = names - _BUILTINS - set(TYPING_NAMES) - known
+        unknown = names - _BUILTINS - set(TYPING_NAMES) - known - kept.keys()
         if unknown:
             annotation = ast.Name("Any")  # a pydantic type client.py cannot import cleanly
             names = {"Any"}
         model_imports |= names & known
-        typing_imports |= names & set(TYPING_NAMES)
+        typing_imports |= names & set(TYPING_NAMES) - known
+        typing_imports |= {f"{kept[alias]} as {alias}" for alias in names & kept.keys()}
         if node.value is not None:
             model_imports |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & known
         prop = props.get(wire, {}) if isinstance(props, dict) else {}

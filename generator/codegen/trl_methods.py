@@ -22,7 +22,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from generator.codegen.reset_params import ResetParam, reset_signature
+from generator.codegen.reset_params import TYPING_NAMES, ResetParam, reset_signature
 from generator.codegen.server_models import _union_members
 from generator.codegen.tool_methods import ToolMethod
 from generator.errors import GenerationError
@@ -38,6 +38,8 @@ BODY_NAMES = frozenset(
 
 _STRUCTURE = re.compile(r"\b(Args|Arguments|Returns|Raises|Yields|choices)\s*:", re.IGNORECASE)
 _JSON_NAMES = {"int", "float", "str", "bool", "None", "list", "dict", "tuple", "Any", "Literal"}
+_TYPING_ALIASES = {f"{name}_aliased" for name in TYPING_NAMES}
+"""The names `reset_signature` keeps for typing names a model of models.py also has."""
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,11 @@ def trl_context(env: EnvInput, models_source: str, context: dict[str, Any]) -> d
     trl_class = f"{env.manifest.class_prefix}TrlEnv"
     args = [arg for method in methods for arg in method.args]
     typing = {"cast"} if any(arg.passed != arg.name for arg in args) else set()
-    if any("Literal" in arg.annotation for arg in args):
+    used = {name for arg in args for name in re.findall(r"\w+", arg.annotation)}
+    if "Literal" in used and "Literal" not in kinds:
         typing.add("Literal")
+    for alias in used & _TYPING_ALIASES:  # models.py has a model of that name
+        typing.add(f"{alias.removesuffix('_aliased')} as {alias}")
     reset = context.get("reset")
     return {
         "trl_class": trl_class,
@@ -220,9 +225,9 @@ def _json_annotation(text: str, kinds: dict[str, str], imports: set[str]) -> tup
     class Replace(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
             nonlocal loose
-            if node.id in _JSON_NAMES:
+            kind = kinds.get(node.id)  # first: a model may be named `Literal` or `Any`
+            if kind is None and (node.id in _JSON_NAMES or node.id in _TYPING_ALIASES):
                 return node
-            kind = kinds.get(node.id)
             if kind == "enum":
                 imports.add(node.id)
                 return node

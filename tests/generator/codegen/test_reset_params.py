@@ -122,10 +122,29 @@ def test_generated_client_has_typed_keyword_arguments(tmp_path: Path) -> None:
     assert "- size (default 4): Board size." in client
 
 
-def test_parameters_named_like_reset_locals_or_types_pass_mypy(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {
+            "type": "object",
+            "properties": {
+                name: {"type": "string"} for name in ("params", "Mapping", "StepResult", "Any")
+            },
+        },
+        {  # a def named like a typing name (found by test_odd_schema_packages): client.py
+            # and trl.py imported typing's Literal for the model's name too
+            "type": "object",
+            "properties": {"item": {"$ref": "#/$defs/Literal"}},
+            "$defs": {"Literal": {"type": "object", "properties": {"odd": {"type": "integer"}}}},
+        },
+    ],
+    ids=["locals", "typing-name-model"],
+)
+def test_parameters_named_like_reset_locals_or_types_pass_mypy(
+    tmp_path: Path, schema: dict[str, Any]
+) -> None:
     """`reset()` binds no local a parameter could be (`params` once was one)."""
-    props = {name: {"type": "string"} for name in ("params", "Mapping", "StepResult", "Any")}
-    result = _generate(_project(tmp_path, {"type": "object", "properties": props}))
+    result = _generate(_project(tmp_path, schema))
     assert result.exit_code == 0, result.output
     config = [
         "--config-file",
@@ -181,6 +200,30 @@ def test_builtins_the_models_import_under_another_name_keep_their_type() -> None
     assert by_name["int"].annotation == "int | None"
     assert by_name["Literal"].annotation == "Literal['a', 'b']"
     assert by_name["size"].annotation == "list[int] | None"
+
+
+def test_a_typing_name_that_is_also_a_model_keeps_its_alias() -> None:
+    """A def named `Literal` (a model client.py imports too) and a literal-typed argument:
+    the typing name keeps the models' alias, imported as that alias (once, a mypy error)."""
+    source = (
+        "from builtins import int as int_aliased\n"
+        "from typing import Literal as Literal_aliased\n"
+        "class Literal(EnvModel):\n"
+        "    x: int_aliased\n"
+        "class int(EnvModel):\n"
+        "    y: str\n"
+        "class P(EnvModel):\n"
+        "    mode: Literal_aliased['a', 'b'] = 'a'\n"
+        "    item: Literal | None = None\n"
+        "    count: int_aliased = 0\n"
+    )
+    sig = reset_signature(source, "P", {})
+    by_name = {p.name: p for p in sig.params}
+    assert by_name["mode"].annotation == "Literal_aliased['a', 'b']"
+    assert by_name["item"].annotation == "Literal | None"
+    assert by_name["count"].annotation == "Any"  # `int` is the model here: no way to say int
+    assert sig.typing_imports == ["Any", "Literal as Literal_aliased"]
+    assert sig.model_imports == ["Literal"]
 
 
 def test_committed_client_validates_and_sends_only_what_differs() -> None:
