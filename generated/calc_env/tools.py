@@ -34,10 +34,8 @@ from pydantic import ConfigDict, Field
 
 from .models import (
     AddArguments,
-    AddResult,
     CalcAction,
     DivideArguments,
-    DivideResult,
     FormatNumberArguments,
     StatsArguments,
     StatsResult,
@@ -53,21 +51,23 @@ __all__ = [
     "StatsCall",
 ]
 
-_TOOL_add: ToolSpec[AddResult] = ToolSpec(
+_TOOL_add: ToolSpec[float] = ToolSpec(
     "add",
     ModelCodec(AddArguments, "add arguments"),
-    ModelCodec(AddResult, "add result"),
+    ModelCodec(float, "add result"),
     structured=True,
+    wrapped=True,
     defaults={
         "b": 0.0,
     },
 )
 
-_TOOL_divide: ToolSpec[DivideResult] = ToolSpec(
+_TOOL_divide: ToolSpec[float] = ToolSpec(
     "divide",
     ModelCodec(DivideArguments, "divide arguments"),
-    ModelCodec(DivideResult, "divide result"),
+    ModelCodec(float, "divide result"),
     structured=True,
+    wrapped=True,
     defaults={},
 )
 
@@ -163,10 +163,10 @@ class CalcTools(Toolbox):
         return parse_tool_call(_CALLS, value)
 
     @overload
-    def call(self, call: AddCall) -> AddResult: ...
+    def call(self, call: AddCall) -> float: ...
 
     @overload
-    def call(self, call: DivideCall) -> DivideResult: ...
+    def call(self, call: DivideCall) -> float: ...
 
     @overload
     def call(self, call: FormatNumberCall) -> ToolResult: ...
@@ -183,7 +183,7 @@ class CalcTools(Toolbox):
         *,
         a: float,
         b: float = 0.0,
-    ) -> AddResult:
+    ) -> float:
         """Add two numbers.
 
         Tool 'add'. Arguments (AddArguments), validated before anything
@@ -199,7 +199,7 @@ class CalcTools(Toolbox):
         *,
         numerator: float,
         denominator: float,
-    ) -> DivideResult:
+    ) -> float:
         """Divide one number by another; dividing by zero is a tool error.
 
         Tool 'divide'. Arguments (DivideArguments), validated before anything
@@ -254,10 +254,10 @@ class AsyncCalcTools(AsyncToolbox):
         return parse_tool_call(_CALLS, value)
 
     @overload
-    async def call(self, call: AddCall) -> AddResult: ...
+    async def call(self, call: AddCall) -> float: ...
 
     @overload
-    async def call(self, call: DivideCall) -> DivideResult: ...
+    async def call(self, call: DivideCall) -> float: ...
 
     @overload
     async def call(self, call: FormatNumberCall) -> ToolResult: ...
@@ -274,7 +274,7 @@ class AsyncCalcTools(AsyncToolbox):
         *,
         a: float,
         b: float = 0.0,
-    ) -> AddResult:
+    ) -> float:
         """Add two numbers.
 
         Tool 'add'. Arguments (AddArguments), validated before anything
@@ -290,7 +290,7 @@ class AsyncCalcTools(AsyncToolbox):
         *,
         numerator: float,
         denominator: float,
-    ) -> DivideResult:
+    ) -> float:
         """Divide one number by another; dividing by zero is a tool error.
 
         Tool 'divide'. Arguments (DivideArguments), validated before anything

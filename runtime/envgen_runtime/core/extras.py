@@ -15,6 +15,7 @@ EXTRAS: dict[str, str] = {
     "docker": "docker",
     "fastapi": "openenv",
     "gymnasium": "gym",
+    "mcp": "mcp",
     "openenv": "openenv",
     "ray": "ray",
     "starlette": "server",

@@ -42,7 +42,7 @@ def test_wrong_argument_type_and_unknown_argument_are_mypy_errors(tmp_path: Path
         "env.tools.add(a='two')\n"
         "env.tools.stats(values=[1.0], limit=3)\n"
         "env.tools.divide(numerator=1.0)\n"
-        "total: str = env.tools.add(a=1.0).result\n",
+        "total: str = env.tools.add(a=1.0)\n",
     )
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr
@@ -57,14 +57,14 @@ def test_correct_calls_type_check_with_their_result_types(tmp_path: Path) -> Non
     proc = _mypy(
         tmp_path,
         "from generated.calc_env import AddCall\n"
-        "from generated.calc_env.models import AddResult, StatsResult\n"
+        "from generated.calc_env.models import StatsResult\n"
         "from envgen_runtime import ToolResult\n"
-        "a: AddResult = env.tools.add(a=1.0, b=2)\n"
+        "a: float = env.tools.add(a=1.0, b=2)\n"
         "s: StatsResult = env.tools.stats(values=[1.0])\n"
         "t: ToolResult = env.tools.format_number(value=1.0)\n"
-        "c: AddResult = env.tools.call(AddCall.model_validate({'arguments': {'a': 1}}))\n"
+        "c: float = env.tools.call(AddCall.model_validate({'arguments': {'a': 1}}))\n"
         "async def f() -> float:\n"
         "    async with AsyncCalcEnv('http://127.0.0.1:1') as aenv:\n"
-        "        return (await aenv.tools.divide(numerator=1.0, denominator=2.0)).result\n",
+        "        return await aenv.tools.divide(numerator=1.0, denominator=2.0)\n",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
