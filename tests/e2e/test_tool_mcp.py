@@ -1,12 +1,13 @@
 """calc_env's generated toolboxes over MCP's JSON-RPC, against real servers.
 
 Two servers for this module, started through the runtime's LocalProcessProvider and stopped
-by their handles: calc_env on openenv 0.10's own app (its ``POST /mcp``, OpenEnv's
-"production" mode: ``CalcTools.over_openenv_mcp``), and calc_env's tools on a plain MCP
-server, the ``mcp`` SDK's FastMCP over streamable HTTP (``tests/e2e/mcp_calc_server.py``:
-``CalcTools.over_mcp``). The same generated methods run over both, blocking and asyncio:
-typed results (FastMCP's wrapped floats unwrapped), a tool error as ``ToolError`` with the
-next call served, and arguments refused before anything is sent.
+by their handles: calc_env on openenv 0.10's own app (its ``POST /mcp`` and its ``/mcp``
+WebSocket, OpenEnv's "production" mode: ``CalcTools.over_openenv_mcp``), and calc_env's
+tools on a plain MCP server, the ``mcp`` SDK's FastMCP over streamable HTTP
+(``tests/e2e/mcp_calc_server.py``: ``CalcTools.over_mcp``). The same generated methods run
+over all three, blocking and asyncio: typed results (FastMCP's wrapped floats unwrapped), a
+tool error as ``ToolError`` with the next call served, and arguments refused before
+anything is sent.
 """
 
 from __future__ import annotations
@@ -61,16 +62,21 @@ def urls() -> Iterator[dict[str, str]]:
 def _tools(urls: dict[str, str], kind: str, **options: Any) -> CalcTools:
     if kind == "openenv":
         return CalcTools.over_openenv_mcp(urls["openenv"], **options)
+    if kind == "openenv-ws":
+        return CalcTools.over_openenv_mcp(urls["openenv"], transport="websocket", **options)
     return CalcTools.over_mcp(urls["mcp"], **options)
 
 
 def _async_tools(urls: dict[str, str], kind: str) -> AsyncCalcTools:
     if kind == "openenv":
         return AsyncCalcTools.over_openenv_mcp(urls["openenv"])
+    if kind == "openenv-ws":
+        return AsyncCalcTools.over_openenv_mcp(urls["openenv"], transport="websocket")
     return AsyncCalcTools.over_mcp(urls["mcp"])
 
 
-KINDS = ("openenv", "mcp")
+# OpenEnv's POST /mcp, OpenEnv's /mcp WebSocket, the mcp SDK's streamable HTTP.
+KINDS = ("openenv", "openenv-ws", "mcp")
 
 
 class _Loose(EnvModel):
@@ -102,7 +108,7 @@ def test_a_tool_error_is_typed_and_the_next_call_works(urls: dict[str, str], kin
             tools.divide(numerator=1, denominator=0)
         error = caught.value
         assert error.tool == "divide" and "division by zero" in error.tool_message
-        if kind == "openenv":  # openenv's /mcp: a JSON-RPC error, category from its message
+        if kind != "mcp":  # openenv's /mcp: a JSON-RPC error, category from its message
             assert (error.error_type, error.rpc_code) == ("execution_error", -32603)
         else:  # the mcp SDK's server: a result marked isError
             assert (error.error_type, error.rpc_code) == ("tool_error", None)
@@ -126,7 +132,7 @@ def test_unknown_tools_and_refused_arguments_are_tool_errors(
             tools._call(gone, {})
         with pytest.raises(ToolError, match="add") as refused:
             tools._call(loose, {"a": "two"})
-        if kind == "openenv":
+        if kind != "mcp":
             assert missing.value.error_type == "tool_not_found"
             assert refused.value.error_type == "invalid_args"
         assert tools.add(a=1, b=1) == 2.0
@@ -156,9 +162,12 @@ def test_openenv_calls_share_one_session_closed_at_the_end(urls: dict[str, str])
 
 
 def test_listings_are_the_servers(urls: dict[str, str]) -> None:
-    with CalcTools.over_openenv_mcp(urls["openenv"]) as tools:
-        names = {tool["name"] for tool in tools._caller.list_tools()}  # type: ignore[attr-defined]
-    assert names == {"add", "divide", "stats", "format-number"}
+    # OpenEnv issue #1212 (tools missing from /mcp in production mode) is about tools
+    # registered with a mode; calc_env's are plain FastMCP tools: all listed, both ways.
+    for transport in ("http", "websocket"):
+        with CalcTools.over_openenv_mcp(urls["openenv"], transport=transport) as tools:  # type: ignore[arg-type]
+            names = {tool["name"] for tool in tools._caller.list_tools()}  # type: ignore[attr-defined]
+        assert names == {"add", "divide", "stats", "format-number"}, transport
     with CalcTools.over_mcp(urls["mcp"]) as tools:
         listed = tools._caller.list_tools()  # type: ignore[attr-defined]
     add = next(tool for tool in listed if tool["name"] == "add")
@@ -191,6 +200,10 @@ def test_a_server_that_is_not_there_is_a_connection_error() -> None:
     port = free_port()
     with pytest.raises(EnvConnectionError):
         CalcTools.over_openenv_mcp(f"http://127.0.0.1:{port}", timeout_s=2).add(a=1)
+    with pytest.raises(EnvConnectionError):
+        CalcTools.over_openenv_mcp(f"http://127.0.0.1:{port}", transport="websocket").add(a=1)
+    with pytest.raises(ValueError, match="transport must be"):
+        CalcTools.over_openenv_mcp("http://127.0.0.1:1", transport="ws")  # type: ignore[arg-type]
     tools = CalcTools.over_mcp(f"http://127.0.0.1:{port}/mcp", timeout_s=2)
     with pytest.raises(EnvConnectionError):
         tools.add(a=1)

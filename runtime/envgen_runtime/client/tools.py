@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, Self, TypeVar
 
 from pydantic import AliasChoices, Field
 
@@ -174,6 +174,11 @@ class ToolSpec(Generic[ResT]):
         return self.result.decode(structured[WRAP_KEY], strict=strict)
 
 
+def _check_transport(transport: str) -> None:
+    if transport != "http":
+        raise ValueError(f"transport must be 'http' or 'websocket', got {transport!r}")
+
+
 class ToolCaller(Protocol):
     """How a blocking ``Toolbox`` sends a call: the ``CallToolResult`` back as a mapping,
     or ``ToolError`` when the server said the call failed."""
@@ -266,14 +271,24 @@ class Toolbox:
         headers: Mapping[str, str] | None = None,
         session: bool = True,
         strict: bool = False,
+        transport: Literal["http", "websocket"] = "http",
     ) -> Self:
-        """Calls over OpenEnv's JSON-RPC ``POST {base_url}/mcp`` ("production" mode).
+        """Calls over OpenEnv's MCP JSON-RPC at ``{base_url}/mcp`` ("production" mode).
 
-        ``session``: the calls share one server environment (``openenv/session/create``
-        on the first call, closed by ``close()``); else each call gets a fresh one.
+        ``transport="http"``: ``POST /mcp``; ``session``: the calls share one server
+        environment (``openenv/session/create`` on the first call, closed by ``close()``),
+        else each call gets a fresh one. ``transport="websocket"``: the ``/mcp`` WebSocket,
+        whose connection is the session (``session`` does not apply).
         """
+        if transport == "websocket":
+            from .mcp_ws import McpWebSocketCaller
+
+            return cls(
+                McpWebSocketCaller(base_url, timeout_s=timeout_s, headers=headers, strict=strict)
+            )
         from .mcp_http import McpHttpCaller
 
+        _check_transport(transport)
         caller = McpHttpCaller(
             base_url, timeout_s=timeout_s, headers=headers, session=session, strict=strict
         )
@@ -347,10 +362,19 @@ class AsyncToolbox:
         headers: Mapping[str, str] | None = None,
         session: bool = True,
         strict: bool = False,
+        transport: Literal["http", "websocket"] = "http",
     ) -> Self:
         """``Toolbox.over_openenv_mcp``, awaited: ``await tools.close()`` (or ``async with``)."""
+        if transport == "websocket":
+            from .mcp_ws import AsyncMcpWebSocketCaller
+
+            ws = AsyncMcpWebSocketCaller(
+                base_url, timeout_s=timeout_s, headers=headers, strict=strict
+            )
+            return cls(ws)
         from .mcp_http import AsyncMcpHttpCaller
 
+        _check_transport(transport)
         caller = AsyncMcpHttpCaller(
             base_url, timeout_s=timeout_s, headers=headers, session=session, strict=strict
         )

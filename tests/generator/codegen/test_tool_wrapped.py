@@ -20,7 +20,7 @@ SDK_LIST = {
     "title": "countOutput",
     "type": "object",
 }
-MODELS = '''
+MODELS = """
 from __future__ import annotations
 from typing import Annotated
 from pydantic import Field
@@ -31,7 +31,7 @@ class Item(EnvModel):
 
 class CountResult(EnvModel):
     result: Annotated[list[Item], Field(min_length=1)]
-'''
+"""
 
 
 @pytest.mark.parametrize(
