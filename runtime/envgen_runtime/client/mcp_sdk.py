@@ -48,9 +48,9 @@ class _Held:
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = stop = asyncio.Event()
 
-        async def hold() -> None:
-            import httpx
+        httpx = require("httpx", _PURPOSE)
 
+        async def hold() -> None:
             timeout = httpx.Timeout(self._timeout_s)
             try:
                 http = httpx_utils.create_mcp_http_client(headers=self._headers, timeout=timeout)

@@ -15,6 +15,7 @@ EXTRAS: dict[str, str] = {
     "docker": "docker",
     "fastapi": "openenv",
     "gymnasium": "gym",
+    "httpx": "mcp",
     "mcp": "mcp",
     "openenv": "openenv",
     "ray": "ray",

@@ -126,3 +126,13 @@ def test_listing_and_call_results_must_be_objects() -> None:
     assert call_result({"content": []}, tool="add") == {"content": []}
     with pytest.raises(ProtocolError, match="not a CallToolResult"):
         call_result([1], tool="add")
+
+
+def test_the_mcp_websocket_of_a_base_url() -> None:
+    from envgen_runtime.client.mcp_ws import mcp_websocket_url
+
+    assert mcp_websocket_url("http://127.0.0.1:8000") == "ws://127.0.0.1:8000/mcp"
+    assert mcp_websocket_url("https://h.example/env/") == "wss://h.example/env/mcp"
+    assert mcp_websocket_url("http://h:1/mcp?t=1") == "ws://h:1/mcp?t=1"
+    with pytest.raises(ValueError, match="http"):
+        mcp_websocket_url("ftp://h/")

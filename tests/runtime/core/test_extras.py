@@ -37,6 +37,8 @@ def test_every_optional_module_maps_to_a_declared_extra() -> None:
         "docker": "docker",
         "fastapi": "openenv",
         "gymnasium": "gym",
+        "httpx": "mcp",
+        "mcp": "mcp",
         "openenv": "openenv",
         "ray": "ray",
         "starlette": "server",
