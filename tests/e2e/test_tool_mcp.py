@@ -24,6 +24,8 @@ from envgen_runtime import (
     EnvValidationError,
     LocalProcessProvider,
     ModelCodec,
+    ProtocolError,
+    ServerError,
     ToolError,
     ToolResult,
     ToolSpec,
@@ -217,3 +219,15 @@ def test_a_server_that_is_not_there_is_a_connection_error() -> None:
                 await t.add(a=1)
 
     asyncio.run(aio())
+
+
+def test_the_wrong_constructor_for_a_server_says_so(urls: dict[str, str]) -> None:
+    """OpenEnv's /mcp is plain JSON-RPC (no ``initialize``); an MCP server's streamable HTTP
+    refuses plain JSON-RPC posts and WebSockets: each mix-up is one clear error."""
+    with pytest.raises(ProtocolError, match="over_openenv_mcp"):
+        CalcTools.over_mcp(urls["openenv"] + "/mcp").add(a=1)
+    plain_base = urls["mcp"].removesuffix("/mcp")
+    with pytest.raises(ServerError, match="HTTP 406"):
+        CalcTools.over_openenv_mcp(plain_base).add(a=1)
+    with pytest.raises(EnvConnectionError, match="refused the WebSocket"):
+        CalcTools.over_openenv_mcp(plain_base, transport="websocket").add(a=1)

@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 from ..core.errors import EnvConnectionError, EnvgenRuntimeError, EnvTimeoutError, ProtocolError
 from ..core.extras import require
-from ..core.text import redact_url, truncate
-from .jsonrpc import rpc_error
+from ..core.text import quote, redact_url, truncate
+from .jsonrpc import METHOD_NOT_FOUND, rpc_error
 
 T = TypeVar("T")
 _TIMEOUT = 408  # the SDK's error code for a reply that did not come in time (HTTP's)
@@ -146,9 +146,22 @@ class _Held:
             exc = exc.exceptions[0]
         if isinstance(exc, EnvgenRuntimeError):
             return exc
+        where = redact_url(self.url)
+        errors = require("mcp.shared.exceptions", _PURPOSE)
+        if isinstance(exc, errors.McpError) and exc.error.code == METHOD_NOT_FOUND:
+            return ProtocolError(
+                f"{op} failed: {where} answers JSON-RPC but not MCP's {op} "
+                f"({truncate(exc.error.message, 200)}); OpenEnv's own /mcp is no streamable "
+                "HTTP endpoint: use Toolbox.over_openenv_mcp(base_url) for it",
+                received=quote(exc.error.message),
+                op=op,
+            )
+        hint = ""
+        if op == "initialize":
+            hint = " (is it an MCP streamable-HTTP endpoint, such as http://host:port/mcp?)"
         return EnvConnectionError(
-            f"{op} failed: the MCP server at {redact_url(self.url)} could not be reached or "
-            f"broke off ({type(exc).__name__}: {truncate(str(exc), 300)})",
+            f"{op} failed: the MCP server at {where} could not be reached or broke off "
+            f"({type(exc).__name__}: {truncate(str(exc), 300)}){hint}",
             op=op,
             url=redact_url(self.url),
             during_connect=op == "initialize",
