@@ -15,6 +15,7 @@ A caller (``ToolCaller``, ``AsyncToolCaller``) is how a call travels; it returns
   ``{"type": "call_tool", "tool_name": ..., "arguments": {...}}``; the observation holds
   ``tool_name``, ``result`` and ``error``), so rewards and ``done`` arrive, in ``last_step``;
 - ``client.mcp_http``: OpenEnv's JSON-RPC ``POST /mcp`` ("production" mode), no extra;
+- ``client.mcp_ws``: OpenEnv's ``/mcp`` WebSocket, the same JSON-RPC;
 - ``client.mcp_sdk``: any MCP server over streamable HTTP, with the ``mcp`` SDK (extra
   ``envgen-runtime[mcp]``).
 """
