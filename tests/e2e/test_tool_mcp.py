@@ -231,3 +231,68 @@ def test_the_wrong_constructor_for_a_server_says_so(urls: dict[str, str]) -> Non
         CalcTools.over_openenv_mcp(plain_base).add(a=1)
     with pytest.raises(EnvConnectionError, match="refused the WebSocket"):
         CalcTools.over_openenv_mcp(plain_base, transport="websocket").add(a=1)
+
+
+def test_a_server_gone_midway_is_a_connection_error_not_a_hang() -> None:
+    """The MCP server stops between calls: each later call fails at once (the session
+    ended: ``SessionLostError``, or the new one cannot connect), none waits for a timeout."""
+    import time
+
+    server = LocalProcessProvider(MCP_SERVER, health_path="/health", cwd=REPO)
+    server.start()
+    assert server.base_url
+    url = server.base_url + "/mcp"
+    tools = CalcTools.over_mcp(url, timeout_s=20)
+
+    async def aio(atools: AsyncCalcTools) -> None:
+        with pytest.raises(EnvConnectionError):
+            await atools.add(a=1)
+        with pytest.raises(EnvConnectionError):
+            await atools.add(a=1)
+        await atools.close()
+
+    try:
+        atools = AsyncCalcTools.over_mcp(url, timeout_s=20)
+        assert tools.add(a=1) == 1.0
+        loop = asyncio.new_event_loop()
+        assert loop.run_until_complete(atools.add(a=2)) == 2.0
+    finally:
+        server.stop()
+    started = time.monotonic()
+    with pytest.raises(EnvConnectionError):
+        tools.add(a=1)
+    with pytest.raises(EnvConnectionError):
+        tools.add(a=1)
+    tools.close()
+    try:
+        loop.run_until_complete(aio(atools))
+    finally:
+        loop.close()
+    assert time.monotonic() - started < 10
+
+
+def test_openenv_gone_midway_is_a_connection_error() -> None:
+    import time
+
+    spec = CalcEnv.SPEC
+    server = LocalProcessProvider(
+        spec.server_command, health_path=spec.health_path, cwd=REPO, transport="websocket"
+    )
+    server.start()
+    assert server.base_url
+    over_http = CalcTools.over_openenv_mcp(server.base_url, timeout_s=20)
+    over_ws = CalcTools.over_openenv_mcp(server.base_url, transport="websocket", timeout_s=20)
+    try:
+        assert over_http.add(a=1) == 1.0 and over_ws.add(a=2) == 2.0
+    finally:
+        server.stop()
+    started = time.monotonic()
+    for tools in (over_http, over_ws):
+        with pytest.raises(EnvConnectionError):
+            tools.add(a=1)
+        with pytest.raises(EnvConnectionError):  # and again: nothing kept half-open
+            tools.add(a=1)
+    over_http.close()  # no server, so no session left to close: no error
+    over_http.close()
+    over_ws.close()
+    assert time.monotonic() - started < 10

@@ -11,11 +11,12 @@ keep-alive connection, the same deadlines, proxies and error mapping as ``POST /
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Mapping
 from typing import Any, cast
 
-from ..core.errors import ProtocolError
+from ..core.errors import EnvConnectionError, ProtocolError
 from ..core.jsonbody import dumps_body
 from ..core.text import quote
 from ..transport.base import Op
@@ -121,11 +122,13 @@ class McpHttpCaller(_Calls):
         return tools_of(self._rpc("tools/list", self._params({})))
 
     def close(self) -> None:
-        """Close the session (if one was opened) and the connection; idempotent."""
+        """Close the session (if one was opened) and the connection; idempotent. A server
+        that cannot be reached any more has no session to close: that is no error."""
         session, self._session = self._session, None
         try:
             if session is not None:
-                self._rpc(SESSION_CLOSE, {"session_id": session})
+                with contextlib.suppress(EnvConnectionError):
+                    self._rpc(SESSION_CLOSE, {"session_id": session})
         finally:
             self._http.close()
 
@@ -165,10 +168,12 @@ class AsyncMcpHttpCaller(_Calls):
         return tools_of(await self._rpc("tools/list", self._params({})))
 
     async def close(self) -> None:
-        """Close the session (if one was opened) and the connection; idempotent."""
+        """Close the session (if one was opened) and the connection; idempotent (as
+        ``McpHttpCaller.close``)."""
         session, self._session = self._session, None
         try:
             if session is not None:
-                await self._rpc(SESSION_CLOSE, {"session_id": session})
+                with contextlib.suppress(EnvConnectionError):
+                    await self._rpc(SESSION_CLOSE, {"session_id": session})
         finally:
             await self._http.close()

@@ -19,7 +19,13 @@ from collections.abc import Callable, Coroutine, Mapping
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from ..core.errors import EnvConnectionError, EnvgenRuntimeError, EnvTimeoutError, ProtocolError
+from ..core.errors import (
+    EnvConnectionError,
+    EnvgenRuntimeError,
+    EnvTimeoutError,
+    ProtocolError,
+    SessionLostError,
+)
 from ..core.extras import require
 from ..core.text import quote, redact_url, truncate
 from .jsonrpc import METHOD_NOT_FOUND, rpc_error
@@ -45,10 +51,9 @@ class _Held:
         client_mod = require("mcp.client.streamable_http", _PURPOSE)
         session_mod = require("mcp.client.session", _PURPOSE)
         httpx_utils = require("mcp.shared._httpx_utils", _PURPOSE)
+        httpx = require("httpx", _PURPOSE)
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = stop = asyncio.Event()
-
-        httpx = require("httpx", _PURPOSE)
 
         async def hold() -> None:
             timeout = httpx.Timeout(self._timeout_s)
@@ -112,17 +117,30 @@ class _Held:
             with contextlib.suppress(Exception):  # the session is over either way
                 await task
 
+    @property
+    def alive(self) -> bool:
+        """Whether the session is open (False once the server ended it or went away)."""
+        return self._session is not None
+
+    def lost(self, op: str, *, sent: bool = False) -> SessionLostError:
+        """The error for a call after (``sent``: while) the session ended on its own."""
+        fate = "the server may have run it" if sent else "nothing was sent"
+        return SessionLostError(
+            f"{op} failed: the MCP session with {redact_url(self.url)} ended (the server "
+            f"closed it or went away); {fate}. The next call opens a new session",
+            op=op,
+            url=redact_url(self.url),
+        )
+
     def _live(self) -> Any:
         if self._session is None:
-            raise EnvConnectionError(
-                f"the MCP session with {redact_url(self.url)} has ended", url=redact_url(self.url)
-            )
+            raise self.lost("tools/call")
         return self._session
 
     async def _request(self, call: Coroutine[Any, Any, T], method: str, tool: str | None) -> T:
         errors = require("mcp.shared.exceptions", _PURPOSE)
         try:
-            return await call
+            return await self._unless_ended(call, method)
         except errors.McpError as exc:
             code, message = exc.error.code, exc.error.message
             if code == _TIMEOUT:
@@ -139,6 +157,28 @@ class _Held:
             ) from exc
         except Exception as exc:
             raise self._failed(exc, method) from exc
+
+    async def _unless_ended(self, call: Coroutine[Any, Any, T], method: str) -> T:
+        """``call``'s result, or ``SessionLostError`` as soon as the session ends under it.
+
+        The SDK leaves a request waiting for its read timeout when the connection breaks
+        (the server went away): the holding task ends then, and so does the wait here.
+        """
+        holder = self._task
+        pending = asyncio.ensure_future(call)
+        if holder is None:
+            return await pending
+        await asyncio.wait({pending, holder}, return_when=asyncio.FIRST_COMPLETED)
+        if pending.done():
+            return pending.result()
+        pending.cancel()
+        with contextlib.suppress(BaseException):
+            await pending
+        lost = self.lost(method, sent=True)
+        cause = holder.exception() if not holder.cancelled() else None
+        if cause is not None:
+            raise lost from self._failed(cause, method)
+        raise lost
 
     def _failed(self, exc: BaseException, op: str) -> EnvgenRuntimeError:
         """The runtime's error for a failure to reach the server (an ExceptionGroup's first)."""
@@ -193,6 +233,12 @@ class McpSdkCaller:
 
     def _run(self, call: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """``call()`` run on the session's loop, the session opened first if need be."""
+        if self._loop is not None and not self._held.alive:  # it ended on its own: say so
+            try:
+                asyncio.run_coroutine_threadsafe(self._held.stop(), self._loop).result()
+            finally:
+                self._end_loop()
+            raise self._held.lost("tools/call")
         if self._loop is None:
             loop = asyncio.new_event_loop()
             thread = threading.Thread(target=loop.run_forever, name="envgen-mcp", daemon=True)
@@ -254,6 +300,10 @@ class AsyncMcpSdkCaller:
         return self._strict
 
     async def _open(self) -> None:
+        if self._started and not self._held.alive:  # it ended on its own: say so, once
+            self._started = False
+            await self._held.stop()
+            raise self._held.lost("tools/call")
         if not self._started:
             await self._held.start()
             self._started = True
