@@ -88,7 +88,7 @@ class CalcEnv(EnvClient[CalcAction, CalcObservation, CalcState]):
     @cached_property
     def tools(self) -> CalcTools:
         """This session's tools, one typed method each; each call is a step."""
-        return CalcTools(self, _tool_action)
+        return CalcTools.over_steps(self, _tool_action)
 
 
 class AsyncCalcEnv(AsyncEnvClient[CalcAction, CalcObservation, CalcState]):
@@ -112,7 +112,7 @@ class AsyncCalcEnv(AsyncEnvClient[CalcAction, CalcObservation, CalcState]):
     @cached_property
     def tools(self) -> AsyncCalcTools:
         """This session's tools, one typed method each; each call is a step."""
-        return AsyncCalcTools(self, _tool_action)
+        return AsyncCalcTools.over_steps(self, _tool_action)
 
 
 class CalcEnvPool(EnvPool[CalcAction, CalcObservation, CalcState]):

@@ -38,10 +38,8 @@ from pydantic import ConfigDict, Field
 
 from .models import (
     AddArguments,
-    AddResult,
     CalcAction,
     DivideArguments,
-    DivideResult,
     FormatNumberArguments,
     StatsArguments,
     StatsResult,
@@ -59,21 +57,23 @@ __all__ = [
     "StatsCall",
 ]
 
-_TOOL_add: ToolSpec[AddResult] = ToolSpec(
+_TOOL_add: ToolSpec[float] = ToolSpec(
     "add",
     ModelCodec(AddArguments, "add arguments"),
-    ModelCodec(AddResult, "add result"),
+    ModelCodec(float, "add result"),
     structured=True,
+    wrapped=True,
     defaults={
         "b": 0.0,
     },
 )
 
-_TOOL_divide: ToolSpec[DivideResult] = ToolSpec(
+_TOOL_divide: ToolSpec[float] = ToolSpec(
     "divide",
     ModelCodec(DivideArguments, "divide arguments"),
-    ModelCodec(DivideResult, "divide result"),
+    ModelCodec(float, "divide result"),
     structured=True,
+    wrapped=True,
     defaults={},
 )
 
@@ -169,10 +169,10 @@ class CalcTools(Toolbox):
         return parse_tool_call(_CALLS, value)
 
     @overload
-    def call(self, call: AddCall) -> AddResult: ...
+    def call(self, call: AddCall) -> float: ...
 
     @overload
-    def call(self, call: DivideCall) -> DivideResult: ...
+    def call(self, call: DivideCall) -> float: ...
 
     @overload
     def call(self, call: FormatNumberCall) -> ToolResult: ...
@@ -189,7 +189,7 @@ class CalcTools(Toolbox):
         *,
         a: float,
         b: float = 0.0,
-    ) -> AddResult:
+    ) -> float:
         """Add two numbers.
 
         Tool 'add'. Arguments (AddArguments), validated before anything
@@ -205,7 +205,7 @@ class CalcTools(Toolbox):
         *,
         numerator: float,
         denominator: float,
-    ) -> DivideResult:
+    ) -> float:
         """Divide one number by another; dividing by zero is a tool error.
 
         Tool 'divide'. Arguments (DivideArguments), validated before anything
@@ -260,10 +260,10 @@ class AsyncCalcTools(AsyncToolbox):
         return parse_tool_call(_CALLS, value)
 
     @overload
-    async def call(self, call: AddCall) -> AddResult: ...
+    async def call(self, call: AddCall) -> float: ...
 
     @overload
-    async def call(self, call: DivideCall) -> DivideResult: ...
+    async def call(self, call: DivideCall) -> float: ...
 
     @overload
     async def call(self, call: FormatNumberCall) -> ToolResult: ...
@@ -280,7 +280,7 @@ class AsyncCalcTools(AsyncToolbox):
         *,
         a: float,
         b: float = 0.0,
-    ) -> AddResult:
+    ) -> float:
         """Add two numbers.
 
         Tool 'add'. Arguments (AddArguments), validated before anything
@@ -296,7 +296,7 @@ class AsyncCalcTools(AsyncToolbox):
         *,
         numerator: float,
         denominator: float,
-    ) -> DivideResult:
+    ) -> float:
         """Divide one number by another; dividing by zero is a tool error.
 
         Tool 'divide'. Arguments (DivideArguments), validated before anything
@@ -357,10 +357,10 @@ class CalcPoolTools(PoolToolbox):
         return parse_tool_call(_CALLS, value)
 
     @overload
-    def call(self, calls: Sequence[AddCall]) -> list[SlotToolResult[AddResult]]: ...
+    def call(self, calls: Sequence[AddCall]) -> list[SlotToolResult[float]]: ...
 
     @overload
-    def call(self, calls: Sequence[DivideCall]) -> list[SlotToolResult[DivideResult]]: ...
+    def call(self, calls: Sequence[DivideCall]) -> list[SlotToolResult[float]]: ...
 
     @overload
     def call(self, calls: Sequence[FormatNumberCall]) -> list[SlotToolResult[ToolResult]]: ...
@@ -384,7 +384,7 @@ class CalcPoolTools(PoolToolbox):
         *,
         a: float,
         b: float = 0.0,
-    ) -> list[SlotToolResult[AddResult]]:
+    ) -> list[SlotToolResult[float]]:
         """Add two numbers.
 
         Tool 'add'. Arguments (AddArguments), validated before anything
@@ -403,7 +403,7 @@ class CalcPoolTools(PoolToolbox):
         *,
         numerator: float,
         denominator: float,
-    ) -> list[SlotToolResult[DivideResult]]:
+    ) -> list[SlotToolResult[float]]:
         """Divide one number by another; dividing by zero is a tool error.
 
         Tool 'divide'. Arguments (DivideArguments), validated before anything
@@ -467,10 +467,10 @@ class AsyncCalcPoolTools(AsyncPoolToolbox):
         return parse_tool_call(_CALLS, value)
 
     @overload
-    async def call(self, calls: Sequence[AddCall]) -> list[SlotToolResult[AddResult]]: ...
+    async def call(self, calls: Sequence[AddCall]) -> list[SlotToolResult[float]]: ...
 
     @overload
-    async def call(self, calls: Sequence[DivideCall]) -> list[SlotToolResult[DivideResult]]: ...
+    async def call(self, calls: Sequence[DivideCall]) -> list[SlotToolResult[float]]: ...
 
     @overload
     async def call(self, calls: Sequence[FormatNumberCall]) -> list[SlotToolResult[ToolResult]]: ...
@@ -494,7 +494,7 @@ class AsyncCalcPoolTools(AsyncPoolToolbox):
         *,
         a: float,
         b: float = 0.0,
-    ) -> list[SlotToolResult[AddResult]]:
+    ) -> list[SlotToolResult[float]]:
         """Add two numbers.
 
         Tool 'add'. Arguments (AddArguments), validated before anything
@@ -513,7 +513,7 @@ class AsyncCalcPoolTools(AsyncPoolToolbox):
         *,
         numerator: float,
         denominator: float,
-    ) -> list[SlotToolResult[DivideResult]]:
+    ) -> list[SlotToolResult[float]]:
         """Divide one number by another; dividing by zero is a tool error.
 
         Tool 'divide'. Arguments (DivideArguments), validated before anything

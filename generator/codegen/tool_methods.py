@@ -23,9 +23,12 @@ from generator.errors import GenerationError, SchemaError
 from generator.schema.loader import EnvInput
 from generator.schema.tools import ToolInput, python_name
 
-TOOLBOX_NAMES = frozenset({"call", "last_step", "parse_call"})
+TOOLBOX_NAMES = frozenset(
+    {"call", "close", "last_step", "over_mcp", "over_openenv_mcp", "over_steps", "parse_call"}
+)
 """Names the generated tools namespace already has: a tool cannot take them as they are."""
 GENERIC_RESULT = "ToolResult"
+WRAP_KEY = "result"  # as envgen_runtime.client.tools.WRAP_KEY
 
 
 @dataclass(frozen=True)
@@ -36,9 +39,11 @@ class ToolMethod:
     method: str
     const: str  # the module constant holding its ToolSpec
     arguments: str  # the arguments model
-    result: str  # the output schema's model, or ToolResult
+    result: str  # the output schema's model (its wrapped value's type), or ToolResult
+    result_model: str | None  # the output schema's model itself (the server checks with it)
     call: str  # the tool-call action model
     structured: bool
+    wrapped: bool  # the output schema is FastMCP's {"result": value} wrapper (see wrapped_value)
     params: list[ResetParam]
     doc: str
 
@@ -69,7 +74,12 @@ def tool_context(env: EnvInput, models_source: str) -> dict[str, Any]:
         typing_imports |= set(signature.typing_imports)
         structured = tool.output_pointer is not None
         result = env.tool_model(tool, "Result") if structured else GENERIC_RESULT
-        if structured:
+        value = wrapped_value(models_source, result, env.bundle.defs.get(result, {}))
+        if value is not None:
+            result = value.annotation
+            model_imports |= set(value.model_imports)
+            typing_imports |= set(value.typing_imports)
+        elif structured:
             model_imports.add(result)
         methods.append(
             ToolMethod(
@@ -78,8 +88,10 @@ def tool_context(env: EnvInput, models_source: str) -> dict[str, Any]:
                 const="_TOOL_" + method,
                 arguments=arguments,
                 result=result,
+                result_model=env.tool_model(tool, "Result") if structured else None,
                 call=arguments.removesuffix("Arguments") + "Call",
                 structured=structured,
+                wrapped=value is not None,
                 params=params,
                 doc=_doc(tool, arguments, params),
             )
@@ -137,7 +149,7 @@ def server_tools(env: EnvInput, methods: list[ToolMethod]) -> list[ServerToolEnt
                 function=method.method,
                 source=tool.display,
                 arguments=method.arguments,
-                result=method.result if method.structured else None,
+                result=method.result_model,
                 input_schema=json.dumps(doc["inputSchema"], ensure_ascii=False),
                 output_schema=text("outputSchema"),
                 description=doc.get("description"),
@@ -146,6 +158,54 @@ def server_tools(env: EnvInput, methods: list[ToolMethod]) -> list[ServerToolEnt
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class WrappedValue:
+    """The value inside FastMCP's wrapper: its type as Python source, and what that uses."""
+
+    annotation: str
+    model_imports: list[str]
+    typing_imports: list[str]
+
+
+def is_wrapped(schema: Any) -> bool:
+    """Whether an output schema is FastMCP's wrapper of a non-object return.
+
+    FastMCP 2/3 marks it ``x-fastmcp-wrap-result``; the ``mcp`` SDK's FastMCP does not, and
+    writes the shape only: an object titled ``<function>Output`` whose one property, required,
+    is ``result``.
+    """
+    if not isinstance(schema, dict):
+        return False
+    if schema.get("x-fastmcp-wrap-result") is True:
+        return True
+    props = schema.get("properties")
+    title = schema.get("title")
+    return (
+        set(schema) <= {"type", "properties", "required", "title"}
+        and schema.get("type") == "object"
+        and isinstance(props, dict)
+        and set(props) == {WRAP_KEY}
+        and schema.get("required") == [WRAP_KEY]
+        and isinstance(title, str)
+        and title.endswith("Output")
+    )
+
+
+def wrapped_value(models_source: str, model: str, schema: Any) -> WrappedValue | None:
+    """The wrapped value of a result model whose schema ``is_wrapped``, else None.
+
+    Its type is the model's ``result`` field as `reset_signature` reads fields (constraints
+    stripped: the method returns the value, typed; the model stays in models.py).
+    """
+    if model == GENERIC_RESULT or not is_wrapped(schema):
+        return None
+    signature = reset_signature(models_source, model, schema)
+    for param in signature.params:
+        if param.wire == WRAP_KEY:
+            return WrappedValue(param.annotation, signature.model_imports, signature.typing_imports)
+    return None
 
 
 def tool_exports(context: dict[str, Any]) -> list[str]:

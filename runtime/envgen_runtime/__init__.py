@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING, Any
 from .client.aio import AsyncClientStart, AsyncEnvClient
 from .client.retry import RetryPolicy
 from .client.sync import EnvClient
-from .client.tools import AsyncToolbox, Toolbox, ToolResult, ToolSpec, parse_tool_call
+from .client.tools import (
+    AsyncToolbox,
+    AsyncToolCaller,
+    Toolbox,
+    ToolCaller,
+    ToolResult,
+    ToolSpec,
+    parse_tool_call,
+)
 from .compat import API_VERSION, __version__, check_generated
 from .core.codec import EnvModel, ModelCodec
 from .core.errors import (
@@ -70,6 +78,7 @@ __all__ = [
     "AsyncEnvPool",
     "AsyncHttpTransport",
     "AsyncPoolToolbox",
+    "AsyncToolCaller",
     "AsyncToolbox",
     "AsyncTransport",
     "AsyncWebSocketTransport",
@@ -107,6 +116,7 @@ __all__ = [
     "SlotToolResult",
     "StepResult",
     "ToolCallDroppedError",
+    "ToolCaller",
     "ToolError",
     "ToolResult",
     "ToolSpec",

@@ -35,8 +35,6 @@ from generated.calc_env import (
 )
 from generated.calc_env.models import (
     AddArguments,
-    AddResult,
-    DivideResult,
     StatsArguments,
     StatsResult,
 )
@@ -79,7 +77,7 @@ def pool(request: pytest.FixtureRequest) -> Iterator[CalcEnvPool]:
 def test_a_broadcast_call_gives_every_slot_its_typed_result(pool: CalcEnvPool) -> None:
     added = pool.tools.add(a=2, b=3.5)
     assert [o.slot for o in added] == [0, 1, 2]
-    assert [o.value for o in added] == [AddResult(result=5.5)] * SIZE
+    assert [o.value for o in added] == [5.5] * SIZE
     assert all(o.ok and not o.done and o.step.ok for o in added)
     stats = pool.tools.stats(values=[1, 2, 6])
     assert all(isinstance(o.value, StatsResult) and o.value.maximum == 6.0 for o in stats)
@@ -96,13 +94,13 @@ def test_a_tool_error_stays_in_its_slot_and_that_slot_goes_on(pool: CalcEnvPool)
         for d in (4, 0, 2)
     ]
     quarter, failed, half = pool.tools.call(calls)
-    assert quarter.value == DivideResult(result=0.25) and half.value == DivideResult(result=0.5)
+    assert quarter.value == 0.25 and half.value == 0.5
     assert isinstance(failed.error, ToolError) and failed.value is None
     assert failed.error.error_type == "execution_error"
     assert "division by zero" in failed.error.tool_message
     assert failed.step.ok and not failed.done  # the step went through; the episode goes on
     again = pool.tools.divide(numerator=9, denominator=3)
-    assert [o.value for o in again] == [DivideResult(result=3.0)] * SIZE
+    assert [o.value for o in again] == [3.0] * SIZE
 
 
 def test_per_slot_calls_of_different_tools_are_typed_per_slot(pool: CalcEnvPool) -> None:
@@ -114,7 +112,7 @@ def test_per_slot_calls_of_different_tools_are_typed_per_slot(pool: CalcEnvPool)
         ),
     ]
     added, stats, text = pool.tools.call(calls)
-    assert added.value == AddResult(result=1.0) and added.tool == "add"
+    assert added.value == 1.0 and added.tool == "add"
     assert stats.value == StatsResult(count=2, mean=6.0, maximum=8.0)
     assert isinstance(text.value, ToolResult) and text.value.text == "2.5"
     assert text.tool == "format-number"
@@ -143,7 +141,7 @@ def test_the_asyncio_pool_calls_tools_in_every_slot(transport: str) -> None:
         ) as pool:
             await pool.reset()
             added = await pool.tools.add(a=1, b=2)
-            assert [o.unwrap() for o in added] == [AddResult(result=3.0)] * SIZE
+            assert [o.unwrap() for o in added] == [3.0] * SIZE
             calls: list[CalcToolCall] = [
                 pool.tools.parse_call(
                     {"tool_name": "divide", "arguments": {"numerator": 1, "denominator": 0}}
@@ -154,7 +152,7 @@ def test_the_asyncio_pool_calls_tools_in_every_slot(transport: str) -> None:
             failed, stats, four = await pool.tools.call(calls)
             assert isinstance(failed.error, ToolError) and "division by zero" in str(failed.error)
             assert isinstance(stats.value, StatsResult) and stats.value.count == 1
-            assert four.value == AddResult(result=4.0)
+            assert four.value == 4.0
 
     asyncio.run(run())
 
@@ -167,9 +165,9 @@ def test_a_killed_servers_slots_lose_the_call_then_recover() -> None:
         os.killpg(victim.pid, signal.SIGKILL)
         lost, alive = pool.tools.add(a=1)
         assert isinstance(lost.error, SlotLostError) and lost.error.server_lost
-        assert alive.value == AddResult(result=1.0)
+        assert alive.value == 1.0
         pool.wait_ready(timeout_s=120)
         recovered, alive = pool.tools.add(a=2)
         assert isinstance(recovered.error, ToolCallDroppedError) and recovered.step.reset
-        assert alive.value == AddResult(result=2.0)
-        assert [o.value for o in pool.tools.add(a=3)] == [AddResult(result=3.0)] * 2
+        assert alive.value == 2.0
+        assert [o.value for o in pool.tools.add(a=3)] == [3.0] * 2

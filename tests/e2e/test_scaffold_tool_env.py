@@ -37,7 +37,7 @@ for transport in ("websocket", "http"):
         echoed = env.tools.echo(text="hello")
         added = env.tools.add(a=2, b=3.5)
         default = env.tools.add(a=4)
-        out[transport] = [echoed.result, added.result, default.result, env.state().step_count]
+        out[transport] = [echoed, added, default, env.state().step_count]  # unwrapped values
         if transport == "websocket":
             pulled = pull_tools(env.provider.base_url)
             out["same_files"] = {

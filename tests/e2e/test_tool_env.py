@@ -32,7 +32,7 @@ from generated.calc_env import (
     CalcToolCall,
     StatsCall,
 )
-from generated.calc_env.models import AddResult, StatsArguments, StatsResult
+from generated.calc_env.models import StatsArguments, StatsResult
 from tests.helpers import REPO
 
 pytestmark = [
@@ -71,9 +71,9 @@ def calc_servers() -> Iterator[dict[str, str]]:
 def test_typed_results_over_both_protocols(calc_servers: dict[str, str], transport: str) -> None:
     with CalcEnv(calc_servers[transport], transport=transport) as env:
         env.reset()
-        added = env.tools.add(a=2, b=3.5)
-        assert isinstance(added, AddResult) and added.result == 5.5
-        assert env.tools.add(a=4).result == 4.0  # b left at its default: the server's applies
+        added = env.tools.add(a=2, b=3.5)  # FastMCP wraps the float: the method unwraps it
+        assert isinstance(added, float) and added == 5.5
+        assert env.tools.add(a=4) == 4.0  # b left at its default: the server's applies
         stats = env.tools.stats(values=[1, 2, 6])
         assert isinstance(stats, StatsResult)
         assert (stats.count, stats.mean, stats.maximum) == (3, 3.0, 6.0)
@@ -96,7 +96,7 @@ def test_tool_error_carries_the_message_and_the_session_goes_on(
         assert isinstance(error, ServerError)
         assert error.tool == "divide" and error.error_type == "execution_error"
         assert "division by zero" in error.tool_message and "division by zero" in str(error)
-        assert env.tools.divide(numerator=1, denominator=4).result == 0.25
+        assert env.tools.divide(numerator=1, denominator=4) == 0.25
         assert env.state().step_count == 2
 
 
@@ -121,7 +121,7 @@ def test_a_policys_json_parses_into_one_typed_call(calc_servers: dict[str, str])
         )
         assert isinstance(call, StatsCall) and call.arguments == StatsArguments(values=[4, 8])
         assert env.tools.call(call).mean == 6.0
-        assert env.tools.call(AddCall.model_validate({"arguments": {"a": 1}})).result == 1.0
+        assert env.tools.call(AddCall.model_validate({"arguments": {"a": 1}})) == 1.0
         with pytest.raises(EnvValidationError, match="tool_name"):
             env.tools.parse_call({"tool_name": "nope", "arguments": {}})
         with pytest.raises(EnvValidationError, match="values"):
@@ -133,7 +133,7 @@ def test_async_client_calls_tools(calc_servers: dict[str, str], transport: str) 
     async def episode() -> None:
         async with AsyncCalcEnv(calc_servers[transport], transport=transport) as env:
             await env.reset()
-            assert (await env.tools.add(a=1, b=2)).result == 3.0
+            assert await env.tools.add(a=1, b=2) == 3.0
             stats = await env.tools.stats(values=[5])
             assert isinstance(stats, StatsResult) and stats.count == 1
             with pytest.raises(ToolError, match="division by zero"):
@@ -141,7 +141,7 @@ def test_async_client_calls_tools(calc_servers: dict[str, str], transport: str) 
             call = env.tools.parse_call(
                 {"tool_name": "divide", "arguments": {"numerator": 9, "denominator": 3}}
             )
-            assert (await env.tools.call(call)).result == 3.0
+            assert await env.tools.call(call) == 3.0
             assert (await env.state()).step_count == 4
 
     asyncio.run(episode())
@@ -162,7 +162,7 @@ def test_a_tool_the_server_lacks_is_a_tool_error(calc_servers: dict[str, str]) -
             env.tools._call(gone, {})
         assert caught.value.error_type == "tool_not_found"
         assert "sqrt" in caught.value.tool_message
-        assert env.tools.add(a=1, b=1).result == 2.0
+        assert env.tools.add(a=1, b=1) == 2.0
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

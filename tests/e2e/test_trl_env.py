@@ -78,13 +78,13 @@ def test_calc_episode_through_the_factory(servers: dict[str, str]) -> None:
         assert env.reset(**row) is None  # reset's observation is only an empty metadata
         tools = _tools(env)
         assert sorted(tools) == ["add", "divide", "format_number", "stats"]
-        assert json.loads(str(tools["add"](**{"a": 2, "b": 3.5}))) == {"result": 5.5}
+        assert json.loads(str(tools["add"](**{"a": 2, "b": 3.5}))) == 5.5  # unwrapped
         stats = json.loads(tools["stats"](values=[1.0, 3.0]))
         assert stats["count"] == 2 and stats["mean"] == 2.0
         assert tools["format_number"](value=3.14159, digits=3) == "3.142"  # a text result
         failed = tools["divide"](numerator=1, denominator=0)
         assert failed.startswith("Error: tool 'divide' failed")  # returned, not raised
-        assert json.loads(tools["divide"](numerator=1, denominator=4)) == {"result": 0.25}
+        assert json.loads(tools["divide"](numerator=1, denominator=4)) == 0.25
         refused = tools["stats"](values="not a list")  # refused before anything is sent
         assert refused.startswith("Error: ")
         assert len(env.rewards) == 5  # one step per call that was sent

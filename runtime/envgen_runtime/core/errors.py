@@ -195,15 +195,24 @@ class ToolError(ServerError):
     ``tool`` is the tool's wire name, ``tool_message`` the server's message as sent,
     ``error_type`` OpenEnv's category (``execution_error``, ``invalid_args``,
     ``tool_not_found``, ``timeout``, ``transport_error``; ``tool_error`` for a result the tool
-    itself marked ``is_error``; also ``code``).
+    itself marked ``is_error``; also ``code``). ``rpc_code``: the JSON-RPC error code when
+    the call went over MCP's JSON-RPC and failed as an error reply (None otherwise).
     """
 
-    def __init__(self, tool: str, tool_message: str, *, error_type: str = "tool_error") -> None:
+    def __init__(
+        self,
+        tool: str,
+        tool_message: str,
+        *,
+        error_type: str = "tool_error",
+        rpc_code: int | None = None,
+    ) -> None:
         message = f"tool {tool!r} failed ({error_type}): {truncate(tool_message, 2000)}"
         super().__init__(None, tool_message, "step", code=error_type, message=message)
         self.tool = tool
         self.tool_message = tool_message
         self.error_type = error_type
+        self.rpc_code = rpc_code
 
 
 class SchemaDriftError(EnvgenRuntimeError):

@@ -16,6 +16,8 @@ EXTRAS: dict[str, str] = {
     "fastapi": "openenv",
     "fastmcp": "openenv",
     "gymnasium": "gym",
+    "httpx": "mcp",
+    "mcp": "mcp",
     "openenv": "openenv",
     "ray": "ray",
     "starlette": "server",

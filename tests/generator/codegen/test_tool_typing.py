@@ -42,7 +42,7 @@ def test_wrong_argument_type_and_unknown_argument_are_mypy_errors(tmp_path: Path
         "env.tools.add(a='two')\n"
         "env.tools.stats(values=[1.0], limit=3)\n"
         "env.tools.divide(numerator=1.0)\n"
-        "total: str = env.tools.add(a=1.0).result\n",
+        "total: str = env.tools.add(a=1.0)\n",
     )
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr
@@ -57,15 +57,15 @@ def test_correct_calls_type_check_with_their_result_types(tmp_path: Path) -> Non
     proc = _mypy(
         tmp_path,
         "from generated.calc_env import AddCall\n"
-        "from generated.calc_env.models import AddResult, StatsResult\n"
+        "from generated.calc_env.models import StatsResult\n"
         "from envgen_runtime import ToolResult\n"
-        "a: AddResult = env.tools.add(a=1.0, b=2)\n"
+        "a: float = env.tools.add(a=1.0, b=2)\n"
         "s: StatsResult = env.tools.stats(values=[1.0])\n"
         "t: ToolResult = env.tools.format_number(value=1.0)\n"
-        "c: AddResult = env.tools.call(AddCall.model_validate({'arguments': {'a': 1}}))\n"
+        "c: float = env.tools.call(AddCall.model_validate({'arguments': {'a': 1}}))\n"
         "async def f() -> float:\n"
         "    async with AsyncCalcEnv('http://127.0.0.1:1') as aenv:\n"
-        "        return (await aenv.tools.divide(numerator=1.0, denominator=2.0)).result\n",
+        "        return await aenv.tools.divide(numerator=1.0, denominator=2.0)\n",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -83,7 +83,7 @@ def test_pool_tool_methods_are_typed_by_each_tools_arguments_and_result(tmp_path
     assert proc.returncode == 1, out + proc.stderr
     assert 'Argument "a" to "add" of "CalcPoolTools" has incompatible type "str"' in out
     assert 'Unexpected keyword argument "limit" for "stats" of "CalcPoolTools"' in out
-    assert 'Incompatible types in assignment (expression has type "AddResult | None"' in out
+    assert 'Incompatible types in assignment (expression has type "float | None"' in out
     assert "Found 3 errors" in out
 
 
@@ -92,18 +92,18 @@ def test_correct_pool_calls_type_check_with_per_slot_result_types(tmp_path: Path
         tmp_path,
         "from envgen_runtime import SlotToolResult, ToolResult\n"
         "from generated.calc_env import AddCall, AsyncCalcEnvPool, CalcEnvPool, CalcToolCall\n"
-        "from generated.calc_env.models import AddArguments, AddResult, StatsResult\n"
+        "from generated.calc_env.models import AddArguments, StatsResult\n"
         "pool = CalcEnvPool(2)\n"
-        "a: list[SlotToolResult[AddResult]] = pool.tools.add(a=1.0, b=2)\n"
+        "a: list[SlotToolResult[float]] = pool.tools.add(a=1.0, b=2)\n"
         "s: StatsResult = pool.tools.stats(values=[1.0])[0].unwrap()\n"
         "t: ToolResult | None = pool.tools.format_number(value=1.0)[1].value\n"
         "adds = [AddCall(arguments=AddArguments(a=1)), AddCall(arguments=AddArguments(a=2))]\n"
-        "c: list[SlotToolResult[AddResult]] = pool.tools.call(adds)\n"
+        "c: list[SlotToolResult[float]] = pool.tools.call(adds)\n"
         "mixed: list[CalcToolCall] = [pool.tools.parse_call('{}'), adds[0]]\n"
         "m: float | None = pool.tools.call(mixed)[0].reward\n"
         "async def f() -> float:\n"
         "    async with AsyncCalcEnvPool(2) as apool:\n"
         "        out = await apool.tools.divide(numerator=1.0, denominator=2.0)\n"
-        "        return out[0].unwrap().result\n",
+        "        return out[0].unwrap()\n",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -130,3 +130,112 @@ def test_strict_reading_accepts_every_key_openenv_sends() -> None:
     reply = _reply(result=_result(structured_content={"hits": []}, meta=meta), error=None)
     assert PLAIN.read(reply, strict=True).meta == meta
     assert STRUCTURED.read(reply, strict=True) == Found(hits=[])
+
+
+WRAPPED: ToolSpec[float] = ToolSpec(
+    "add",
+    ModelCodec(Args, "add arguments"),
+    ModelCodec(float, "add result"),
+    structured=True,
+    wrapped=True,
+)
+
+
+def test_a_wrapped_result_is_its_value_in_either_spelling() -> None:
+    """FastMCP's ``{"result": value}`` (OpenEnv's snake_case step or /mcp reply, the mcp
+    SDK's camelCase) is unwrapped; the value is checked against its type."""
+    assert WRAPPED.read_result({"structured_content": {"result": 3.5}, "is_error": False}) == 3.5
+    assert WRAPPED.read_result({"structuredContent": {"result": 2}, "isError": False}) == 2.0
+    assert WRAPPED.read_result({"structuredContent": {"result": 2}}, strict=True) == 2.0
+    with pytest.raises(EnvValidationError, match="add result"):
+        WRAPPED.read_result({"structuredContent": {"result": "many"}})
+    for structured in (None, {"value": 1.0}, [1.0]):
+        with pytest.raises(ProtocolError, match="has no 'result'"):
+            WRAPPED.read_result({"structuredContent": structured})
+
+
+def test_mcp_camel_case_results() -> None:
+    camel = {
+        "content": [{"type": "text", "text": "bad q"}],
+        "structuredContent": {"hits": ["a"]},
+        "_meta": {"k": 1},
+        "isError": False,
+    }
+    plain = PLAIN.read_result(camel, strict=True)
+    assert plain.structured_content == {"hits": ["a"]} and plain.meta == {"k": 1}
+    assert STRUCTURED.read_result(camel) == Found(hits=["a"])
+    with pytest.raises(ToolError, match="bad q") as caught:
+        STRUCTURED.read_result({**camel, "isError": True})
+    assert caught.value.error_type == "tool_error" and caught.value.rpc_code is None
+
+
+class _Recorder:
+    """A ToolCaller that answers from a list and records what it was sent."""
+
+    def __init__(self, *answers: dict[str, Any]) -> None:
+        self.answers = list(answers)
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+        self.closed = 0
+
+    @property
+    def strict(self) -> bool:
+        return True
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        self.sent.append((name, arguments))
+        return self.answers.pop(0)
+
+
+def test_a_toolbox_sends_through_any_caller_and_reads_what_it_returns() -> None:
+    from envgen_runtime import Toolbox
+
+    class Recorder(_Recorder):
+        def close(self) -> None:
+            self.closed += 1
+
+    caller = Recorder({"structuredContent": {"hits": ["x"]}}, {"isError": True, "content": []})
+    with Toolbox(caller) as tools:
+        assert tools._call(STRUCTURED, {"query": "q", "limit": 5}) == Found(hits=["x"])
+        with pytest.raises(ToolError, match="the tool reported an error"):
+            tools._call(STRUCTURED, {"query": "q", "limit": 9})
+        with pytest.raises(EnvValidationError, match="query"):
+            tools._call(STRUCTURED, {"query": ""})  # refused here: nothing sent
+        assert tools.last_step is None  # no step: not a session's call
+    assert caller.sent == [("search", {"query": "q"}), ("search", {"query": "q", "limit": 9})]
+    assert caller.closed == 1
+
+
+def test_an_async_toolbox_awaits_its_caller() -> None:
+    import asyncio
+
+    from envgen_runtime import AsyncToolbox
+
+    class Recorder(_Recorder):
+        async def call_tool(  # type: ignore[override]
+            self, name: str, arguments: dict[str, Any]
+        ) -> dict[str, Any]:
+            return super().call_tool(name, arguments)
+
+        async def close(self) -> None:
+            self.closed += 1
+
+    caller = Recorder({"structuredContent": {"result": 4}})
+
+    async def run() -> float:
+        async with AsyncToolbox(caller) as tools:
+            return await tools._call(WRAPPED, {"query": "x"})
+
+    assert asyncio.run(run()) == 4.0 and caller.closed == 1
+
+
+def test_the_mcp_sdk_caller_names_its_extra_when_mcp_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from envgen_runtime import MissingExtraError, Toolbox
+
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if it were not installed
+    with pytest.raises(MissingExtraError, match=r"envgen-runtime\[mcp\]") as caught:
+        Toolbox.over_mcp("http://127.0.0.1:1/mcp")
+    assert caught.value.extra == "mcp"

@@ -38,6 +38,8 @@ def test_every_optional_module_maps_to_a_declared_extra() -> None:
         "fastapi": "openenv",
         "fastmcp": "openenv",
         "gymnasium": "gym",
+        "httpx": "mcp",
+        "mcp": "mcp",
         "openenv": "openenv",
         "ray": "ray",
         "starlette": "server",

@@ -39,9 +39,7 @@ from generated.calc_env import (
 )
 from generated.calc_env.models import (
     AddArguments,
-    AddResult,
     DivideArguments,
-    DivideResult,
     FormatNumberArguments,
     StatsArguments,
     StatsResult,
@@ -136,12 +134,12 @@ def test_a_broadcast_call_sends_one_validated_action_per_slot_and_reads_each(
         }
     ] * 3
     assert [o.slot for o in outcomes] == [0, 1, 2]
-    assert outcomes[0].value == AddResult(result=3.0) and outcomes[0].ok
+    assert outcomes[0].value == 3.0 and outcomes[0].ok
     assert (outcomes[0].reward, outcomes[0].done, outcomes[2].done) == (1.0, False, True)
     assert isinstance(outcomes[1].error, ToolError) and outcomes[1].value is None
     assert outcomes[1].error.tool == "add" and outcomes[1].error.tool_message == "overflow"
     assert outcomes[1].step.ok  # the step itself went through; the tool failed
-    assert outcomes[2].unwrap() == AddResult(result=3.0)
+    assert outcomes[2].unwrap() == 3.0
     with pytest.raises(ToolError, match="overflow"):
         outcomes[1].unwrap()
 
@@ -180,7 +178,7 @@ def test_per_slot_calls_of_different_tools_read_each_slot_by_its_own_tool(
     first, second, third = sync_pool.tools.call(calls)
     assert [a.tool_name for a in sync_pool.sent[0]] == ["add", "stats", "format-number"]
     assert sync_pool.sent[0][1].arguments == {"values": [1.0, 3.0]}
-    assert first.value == AddResult(result=2.0) and first.tool == "add"
+    assert first.value == 2.0 and first.tool == "add"
     assert second.value == StatsResult(count=2, mean=2.0, maximum=3.0)
     assert isinstance(third.value, ToolResult) and third.value.text == "ok"
 
@@ -232,7 +230,7 @@ def test_observations_as_objects_are_read_and_other_values_are_protocol_errors()
         SlotResult(1, 7, None, False),
     ]
     read, odd = read_outcomes([_TOOL_add] * 2, steps)
-    assert read.value == AddResult(result=1.0)
+    assert read.value == 1.0
     assert isinstance(odd.error, ProtocolError) and "neither an object nor a model" in str(
         odd.error
     )
@@ -262,13 +260,13 @@ def test_the_asyncio_pool_tools_are_the_same_calls_awaited() -> None:
             ],
         )
         added = await pool.tools.add(a=1)
-        assert added[0].value == AddResult(result=1.0) and isinstance(added[1].error, ToolError)
+        assert added[0].value == 1.0 and isinstance(added[1].error, ToolError)
         calls: list[CalcToolCall] = [
             FormatNumberCall(arguments=FormatNumberArguments(value=1.0)),
             DivideCall(arguments=DivideArguments(numerator=1, denominator=2)),
         ]
         text, half = await pool.tools.call(calls)
-        assert isinstance(text.value, ToolResult) and half.unwrap() == DivideResult(result=0.5)
+        assert isinstance(text.value, ToolResult) and half.unwrap() == 0.5
         assert [len(actions) for actions in pool.sent] == [2, 2]
         with pytest.raises(EnvValidationError, match="digits"):
             await pool.tools.format_number(value=1.0, digits=11)

@@ -75,7 +75,7 @@ class OnetoolEnv(EnvClient[OnetoolAction, OnetoolObservation, OnetoolState]):
     @cached_property
     def tools(self) -> OnetoolTools:
         """This session's tools, one typed method each; each call is a step."""
-        return OnetoolTools(self, _tool_action)
+        return OnetoolTools.over_steps(self, _tool_action)
 
 
 class AsyncOnetoolEnv(AsyncEnvClient[OnetoolAction, OnetoolObservation, OnetoolState]):
@@ -99,7 +99,7 @@ class AsyncOnetoolEnv(AsyncEnvClient[OnetoolAction, OnetoolObservation, OnetoolS
     @cached_property
     def tools(self) -> AsyncOnetoolTools:
         """This session's tools, one typed method each; each call is a step."""
-        return AsyncOnetoolTools(self, _tool_action)
+        return AsyncOnetoolTools.over_steps(self, _tool_action)
 
 
 class OnetoolEnvPool(EnvPool[OnetoolAction, OnetoolObservation, OnetoolState]):

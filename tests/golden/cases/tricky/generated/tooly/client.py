@@ -77,7 +77,7 @@ class ToolyEnv(EnvClient[ToolyAction, ToolyObservation, ToolyState]):
     @cached_property
     def tools(self) -> ToolyTools:
         """This session's tools, one typed method each; each call is a step."""
-        return ToolyTools(self, _tool_action)
+        return ToolyTools.over_steps(self, _tool_action)
 
 
 class AsyncToolyEnv(AsyncEnvClient[ToolyAction, ToolyObservation, ToolyState]):
@@ -101,7 +101,7 @@ class AsyncToolyEnv(AsyncEnvClient[ToolyAction, ToolyObservation, ToolyState]):
     @cached_property
     def tools(self) -> AsyncToolyTools:
         """This session's tools, one typed method each; each call is a step."""
-        return AsyncToolyTools(self, _tool_action)
+        return AsyncToolyTools.over_steps(self, _tool_action)
 
 
 class ToolyEnvPool(EnvPool[ToolyAction, ToolyObservation, ToolyState]):
