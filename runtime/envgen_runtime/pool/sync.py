@@ -9,13 +9,15 @@ keep in step.
 from __future__ import annotations
 
 from collections.abc import Coroutine, Sequence
-from typing import Any, ClassVar, Generic, Self, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar, Unpack
 
 from ..providers.base import Provider
 from .aio import AsyncEnvPool
 from .args import PoolOptions
-from .caller_loop import CallerLoop
 from .slots import SlotInfo, SlotResult
+
+if TYPE_CHECKING:
+    from .caller_loop import CallerLoop
 
 ActT = TypeVar("ActT")
 ObsT = TypeVar("ObsT")
@@ -36,8 +38,10 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
     def __init__(self, size: int, **options: Unpack[PoolOptions]) -> None:
         if options.get("client") is None:
             options["client"] = type(self).CLIENT
+        from .caller_loop import CallerLoop  # asyncio loads with the first pool, not on import
+
         self._pool: AsyncEnvPool[ActT, ObsT, StateT] = AsyncEnvPool(size, **options)
-        self._loop = CallerLoop()
+        self._loop: CallerLoop = CallerLoop()
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return self._loop.run(coro)
