@@ -108,7 +108,7 @@ def test_generator_depends_on_the_runtime_at_its_own_version() -> None:
         dep.split(">")[0].split("=")[0].split("<")[0] for dep in runtime_project["dependencies"]
     }
     assert required == {"pydantic", "websockets", "typing-extensions", "jsonschema"}
-    extras = {"docker", "async", "gym", "ray", "server", "openenv"}
+    extras = {"docker", "async", "gym", "ray", "server", "openenv", "mcp"}
     assert set(runtime_project["optional-dependencies"]) == extras
 
 
