@@ -106,8 +106,7 @@ class CallerLoop:
     def close(self) -> None:
         """Stop the keeper and close the loop (after the last call); idempotent."""
         self._stopping.set()
-        if self._keeper is not threading.current_thread():
-            self._keeper.join()
+        self._keeper.join()
         with self._lock:
             if not self._loop.is_closed():
                 self._loop.close()

@@ -142,9 +142,13 @@ def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None)
         future.set_exception(exc)
 
 
+def _runs_on_loop(environment_cls: type[Any]) -> bool:
+    return getattr(environment_cls, ON_LOOP_FLAG, False) is True
+
+
 def runner(environment_cls: type[Any]) -> Runner:
     """Where one env of `environment_cls` runs: the loop (``RUNS_ON_EVENT_LOOP``) or a thread."""
-    return OnLoop() if getattr(environment_cls, ON_LOOP_FLAG, False) is True else EnvThread()
+    return OnLoop() if _runs_on_loop(environment_cls) else EnvThread()
 
 
 class EnvThreads:
@@ -157,7 +161,7 @@ class EnvThreads:
         self._class = environment_cls
         single = bool(getattr(environment_cls, SINGLE_THREAD_FLAG, False))
         self._shared: Runner | None = None
-        if single or getattr(environment_cls, ON_LOOP_FLAG, False) is True:
+        if single or _runs_on_loop(environment_cls):
             self._shared = runner(environment_cls)
 
     def new(self) -> Runner:
