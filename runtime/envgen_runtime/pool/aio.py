@@ -157,6 +157,11 @@ class AsyncEnvPool(Recovery[ObsT], Generic[ActT, ObsT, StateT]):
         return self._size
 
     @property
+    def strict(self) -> bool:
+        """Whether the slots' clients parse strictly (``client_options={"strict": True}``)."""
+        return bool(self._options.get("strict", False))
+
+    @property
     def slots(self) -> tuple[SlotInfo, ...]:
         """Each slot's server and state."""
         return tuple(slot_info(slot) for slot in self._slots)

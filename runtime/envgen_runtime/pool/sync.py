@@ -52,6 +52,11 @@ class EnvPool(Generic[ActT, ObsT, StateT]):
         return self._pool.size
 
     @property
+    def strict(self) -> bool:
+        """Whether the slots' clients parse strictly (``client_options={"strict": True}``)."""
+        return self._pool.strict
+
+    @property
     def slots(self) -> tuple[SlotInfo, ...]:
         """Each slot's server and state."""
         return self._pool.slots

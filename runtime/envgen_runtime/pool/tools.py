@@ -172,11 +172,6 @@ def _observation_object(observation: Any) -> Mapping[str, Any]:
     return dumped
 
 
-def _strict(pool: AsyncEnvPool[Any, Any, Any]) -> bool:
-    """Whether the pool's clients parse strictly (``client_options={"strict": True}``)."""
-    return bool(pool._options.get("strict", False))
-
-
 class PoolToolbox:
     """Base of a generated blocking pool's ``tools``: one typed method per tool."""
 
@@ -189,13 +184,13 @@ class PoolToolbox:
     ) -> list[SlotToolResult[ResT]]:
         actions = same_call_actions(spec, arguments, self._action, self._pool.size)
         steps = self._pool.step(actions)
-        strict = _strict(self._pool._pool)
+        strict = self._pool.strict
         return [_outcome(spec, step, strict) for step in steps]
 
     def _call_each(self, calls: Calls) -> list[SlotToolResult[Any]]:
         actions = call_actions(calls, self._action, self._pool.size)
         steps = self._pool.step(actions)
-        return read_outcomes([s for s, _ in calls], steps, strict=_strict(self._pool._pool))
+        return read_outcomes([s for s, _ in calls], steps, strict=self._pool.strict)
 
 
 class AsyncPoolToolbox:
@@ -210,10 +205,10 @@ class AsyncPoolToolbox:
     ) -> list[SlotToolResult[ResT]]:
         actions = same_call_actions(spec, arguments, self._action, self._pool.size)
         steps = await self._pool.step(actions)
-        strict = _strict(self._pool)
+        strict = self._pool.strict
         return [_outcome(spec, step, strict) for step in steps]
 
     async def _call_each(self, calls: Calls) -> list[SlotToolResult[Any]]:
         actions = call_actions(calls, self._action, self._pool.size)
         steps = await self._pool.step(actions)
-        return read_outcomes([s for s, _ in calls], steps, strict=_strict(self._pool))
+        return read_outcomes([s for s, _ in calls], steps, strict=self._pool.strict)
