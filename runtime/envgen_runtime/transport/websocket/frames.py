@@ -25,6 +25,7 @@ from websockets.protocol import State
 from websockets.uri import WebSocketURI, parse_uri
 
 from .errors import Catcher
+from .plain_frames import MaskSource, masked_text_frame, whole_data_frame
 
 __all__ = ["MAX_REDIRECTS", "FrameEngine", "Hop", "redirect"]
 
@@ -75,6 +76,7 @@ class FrameEngine:
         """What broke the connection, if not a close frame (the close exception's cause)."""
         self.last_recv = time.monotonic()
         self._ping_sent: float | None = None
+        self._masks = MaskSource()
 
     @property
     def state(self) -> State:
@@ -97,10 +99,27 @@ class FrameEngine:
         return self.protocol.data_to_send()
 
     def receive(self, data: bytes) -> None:
-        """Bytes the shell read from the socket."""
+        """Bytes the shell read from the socket.
+
+        One whole data frame between frames, no extension in use (a step's usual reply) is
+        read directly (``plain_frames``); websockets' parser, waiting at a frame boundary, is
+        left as it was. Anything else goes through the parser.
+        """
         protocol = self.protocol
-        protocol.receive_data(data)
         self.last_recv = time.monotonic()
+        if (
+            protocol.state is _OPEN
+            and protocol.current_size is None
+            and not protocol.reader.buffer
+            and not protocol.extensions
+            and not protocol.debug
+        ):
+            whole = whole_data_frame(data, protocol.max_message_size)
+            if whole is not None:
+                is_text, payload = whole
+                self._deliver(_TEXT if is_text else _BINARY, payload)
+                return
+        protocol.receive_data(data)
         self._take(protocol.events_received())
 
     def receive_eof(self) -> None:
@@ -120,10 +139,12 @@ class FrameEngine:
         protocol = self.protocol
         if protocol.state is not _OPEN:
             raise self.close_exc()
-        if isinstance(message, str):
-            protocol.send_text(message.encode())
-        else:
+        if not isinstance(message, str):
             protocol.send_binary(message)
+        elif protocol.extensions or protocol.expect_continuation_frame or protocol.debug:
+            protocol.send_text(message.encode())
+        else:  # a whole text message, no extension: framed directly (``plain_frames``)
+            protocol.writes.append(masked_text_frame(message.encode(), self._masks.take()))
 
     def close(self, code: int = CloseCode.NORMAL_CLOSURE) -> None:
         """Queue a close frame, if the connection is open."""
