@@ -4,9 +4,11 @@
 slot and step. Here the round's actions are validated and encoded in one pydantic call each
 way (when the client class is generated: ``ClientCore._step_texts``; else, or when one is
 invalid, each on its own, so the invalid one gets its error), each frame is written at once
-(``post_step`` of the asyncio transports); then one ``Round`` waits, on one future with one
-deadline timer, until every connection has its reply; then each reply is parsed as
-``request`` parses it (the same ``Flow``), so results and errors match a slot stepped alone.
+(``post_step`` of the asyncio transports); then one ``Round`` (one deadline timer) hands
+over each connection as its reply arrives, and that reply is parsed at once, as ``request``
+parses it (the same ``Flow``), so results and errors match a slot stepped alone. Parsing
+while the other replies are on their way keeps the servers' next round from waiting on the
+client parsing the whole round after its last reply.
 A slot whose request cannot be split (no session open yet, another request holding it, a
 transport with no ``post_step``) gets None: the pool steps it the usual way.
 """
@@ -37,7 +39,7 @@ async def step_round(steps: Sequence[tuple[Slot, Any]]) -> list[Reply]:
 
     loop = asyncio.get_running_loop()
     replies: list[Reply] = [None] * len(steps)
-    posted: list[tuple[int, PostedStep]] = []
+    posted: dict[int, PostedStep] = {}  # by step index, until its reply is read
     timeout_s = 0.0
     texts = _batch_texts(steps)
     try:
@@ -53,31 +55,40 @@ async def step_round(steps: Sequence[tuple[Slot, Any]]) -> list[Reply]:
                 replies[index] = exc
                 continue
             if sent is not None:
-                posted.append((index, sent))
+                posted[index] = sent
                 timeout_s = max(timeout_s, sent.timeout_s)
-        round_ = Round(loop)
-        for _, sent in posted:
-            sent.join(round_)
-        await round_.wait(loop.time() + timeout_s)
+        round_ = Round(loop, loop.time() + timeout_s)
+        try:
+            for index, sent in posted.items():
+                sent.join(round_, index)
+            while True:
+                for index in round_.ready():
+                    replies[index] = await _finish(steps[index][0], posted.pop(index))
+                if not round_.waiting:
+                    break
+                await round_.wait()
+            for index in round_.left():  # past the deadline: each read raises its timeout
+                replies[index] = await _finish(steps[index][0], posted.pop(index))
+        finally:
+            round_.close()
     except BaseException:
-        for _, sent in posted:
+        for sent in posted.values():
             sent.abandon()
         raise
-    for done, (index, sent) in enumerate(posted):
-        client = steps[index][0].client
-        assert client is not None
-        try:
-            data = sent.finish()
-            if not isinstance(data, dict):  # the reply is not all here yet (HTTP)
-                data = await data
-            replies[index] = client._after_step(data)
-        except EnvgenRuntimeError as exc:
-            replies[index] = exc
-        except BaseException:
-            for _, rest in posted[done + 1 :]:
-                rest.abandon()
-            raise
     return replies
+
+
+async def _finish(slot: Slot, sent: PostedStep) -> Reply:
+    """The slot's reply to its posted step, parsed as ``request`` parses it, or its error."""
+    client = slot.client
+    assert client is not None
+    try:
+        data = sent.finish()
+        if not isinstance(data, dict):  # the reply is not all here yet (HTTP)
+            data = await data
+        return client._after_step(data)
+    except EnvgenRuntimeError as exc:
+        return exc
 
 
 def _batch_texts(steps: Sequence[tuple[Slot, Any]]) -> list[str] | None:

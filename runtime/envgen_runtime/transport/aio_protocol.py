@@ -73,49 +73,88 @@ class Waiting:
 class Round:
     """One wait for the replies of many connections: the pool's lock-step rounds.
 
-    Each connection ``expect``-ed holds the round until it has something to read (or has
-    failed) and then calls ``arrived``; ``wait`` sleeps on one future for all of them, with
-    one timer for the round's deadline. One future and one timer per round, where awaiting
-    each connection costs a task, a future and a wake-up per connection.
+    Each connection ``expect``-ed under a key holds the round until it has something to read
+    (or has failed) and then calls ``arrived``; ``ready`` hands over the keys of those that
+    have, so the caller reads each reply as it comes while the others are still on their
+    way, and ``wait`` sleeps on one future until the next arrives, with one timer for the
+    round's deadline. One future per wake-up and one timer per round, where awaiting each
+    connection costs a task, a future and a wake-up per connection.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
         self._loop = loop
-        self._pending = 0
+        self._deadline = deadline
+        self._keys: dict[int, int] = {}  # id(member) -> its key, until it arrives
+        self._ready: list[int] = []
         self._future: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self.expired = False
+        """Whether the round's deadline passed (what has not arrived by then never will)."""
 
-    def expect(self, conn: RoundMember) -> None:
-        """Count ``conn`` in this round until it calls ``arrived`` (unless it is ready now)."""
-        if not conn.readable():
+    def expect(self, conn: RoundMember, key: int) -> None:
+        """Count ``conn`` under ``key`` until it calls ``arrived`` (ready at once if readable)."""
+        if conn.readable():
+            self.ready_now(key)
+        else:
             conn.round = self
-            self._pending += 1
+            self._keys[id(conn)] = key
 
-    def arrived(self) -> None:
-        self._pending -= 1
+    def ready_now(self, key: int) -> None:
+        """``key`` has nothing to wait for: it is ready at once."""
+        self._ready.append(key)
+
+    def arrived(self, conn: RoundMember) -> None:
+        """``conn`` has something to read (or failed): its key is ready."""
+        key = self._keys.pop(id(conn), None)
+        if key is None:
+            return
+        self._ready.append(key)
         future = self._future
-        if self._pending == 0 and future is not None and not future.done():
+        if future is not None and not future.done():
             future.set_result(None)
 
-    async def wait(self, deadline: float) -> None:
-        """Until every expected connection is readable, or ``deadline`` (loop time) passes."""
-        if self._pending <= 0:
+    @property
+    def waiting(self) -> bool:
+        """Whether an expected connection has neither arrived nor been given up on."""
+        return bool(self._keys) and not self.expired
+
+    def ready(self) -> list[int]:
+        """The keys that arrived since the last call, in arrival order."""
+        ready, self._ready = self._ready, []
+        return ready
+
+    def left(self) -> list[int]:
+        """The keys still not arrived (after the deadline: those that never will)."""
+        return list(self._keys.values())
+
+    async def wait(self) -> None:
+        """Until another expected connection arrives, or the round's deadline passes."""
+        if self._ready or not self.waiting:
             return
-        future = self._future = self._loop.create_future()
-        timer = self._loop.call_at(deadline, _settle, future)
+        loop = self._loop
+        if self._timer is None:
+            self._timer = loop.call_at(self._deadline, self._expire)
+        future = self._future = loop.create_future()
         try:
             await future
         finally:
-            timer.cancel()
             self._future = None
 
+    def _expire(self) -> None:
+        self.expired = True
+        future = self._future
+        if future is not None and not future.done():
+            future.set_result(None)
 
-def _settle(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+    def close(self) -> None:
+        """Stop the deadline timer and forget every connection still expected."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._keys.clear()
 
 
 class RoundMember(Protocol):
-    """A connection a ``Round`` can wait on: it calls ``round.arrived()`` once readable."""
+    """A connection a ``Round`` can wait on: it calls ``round.arrived(self)`` once readable."""
 
     round: Round | None
 

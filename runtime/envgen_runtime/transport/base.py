@@ -59,8 +59,9 @@ class PostedStep(Protocol):
     timeout_s: float
     """How long its reply may take, in seconds."""
 
-    def join(self, round_: Any) -> None:
-        """Count its connection in ``round_`` (an ``aio_protocol.Round``) until it is readable."""
+    def join(self, round_: Any, key: int) -> None:
+        """Count its connection in ``round_`` (an ``aio_protocol.Round``) under ``key`` until
+        it is readable (at once, when there is nothing to wait for)."""
 
     def finish(self) -> dict[str, Any] | Awaitable[dict[str, Any]]:
         """The reply's ``data`` as ``request`` returns it, or its error; read without waiting,

@@ -152,25 +152,40 @@ class _Member:
         return self.ready
 
 
-def test_round_waits_for_each_member_or_its_deadline() -> None:
-    async def check() -> tuple[float, float]:
+def test_round_hands_over_each_member_as_it_arrives_then_its_deadline() -> None:
+    async def check() -> tuple[list[list[int]], float, list[int]]:
         loop = asyncio.get_running_loop()
         members = [_Member(False), _Member(True), _Member(False)]
-        round_ = Round(loop)
-        for member in members:
-            round_.expect(member)
+        round_ = Round(loop, loop.time() + 5.0)
+        for key, member in enumerate(members):
+            round_.expect(member, key)
+        round_.ready_now(7)  # nothing to wait for (a request that was never sent)
         assert members[1].round is None  # readable already: not waited for
-        for member in (members[0], members[2]):
-            loop.call_later(0.05, member.round.arrived)  # type: ignore[union-attr]
+        loop.call_later(0.05, members[2].round.arrived, members[2])  # type: ignore[union-attr]
+        loop.call_later(0.10, members[0].round.arrived, members[0])  # type: ignore[union-attr]
+        batches = []
         started = loop.time()
-        await round_.wait(started + 5.0)
+        while True:
+            batches.append(round_.ready())
+            if not round_.waiting:
+                break
+            await round_.wait()
         woke = loop.time() - started
-        late = Round(loop)
-        late.expect(_Member(False))
+        round_.close()
+        round_.arrived(members[0])  # a late call after the round is harmless
+        assert round_.ready() == []
+        late = Round(loop, loop.time() + 0.1)
+        late.expect(_Member(False), 3)
         started = loop.time()
-        await late.wait(started + 0.1)
-        return woke, loop.time() - started
+        while late.waiting:
+            await late.wait()
+        assert late.expired and late.ready() == []
+        assert 0.09 < loop.time() - started < 1.0
+        left = late.left()
+        late.close()
+        return batches, woke, left
 
-    woke, timed_out = asyncio.run(check())
-    assert 0.04 < woke < 1.0
-    assert 0.09 < timed_out < 1.0
+    batches, woke, left = asyncio.run(check())
+    assert batches == [[1, 7], [2], [0]]  # arrival order, each handed over once
+    assert 0.09 < woke < 1.0
+    assert left == [3]  # never arrived: the caller reads it as a timeout

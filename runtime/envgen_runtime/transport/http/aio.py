@@ -62,11 +62,14 @@ class Posted:
             self._release()
             raise
 
-    def join(self, round_: Round) -> None:
-        """Count the connection in ``round_`` if the flow waits for its reply."""
+    def join(self, round_: Round, key: int) -> None:
+        """Count the connection in ``round_`` under ``key`` if the flow waits for its reply;
+        else it is ready at once (``finish`` gives the result, or what to await for it)."""
         conn = self._transport._conn
         if not self._done and self._item[0] == RECV and conn is not None:
-            round_.expect(conn)
+            round_.expect(conn, key)
+        else:
+            round_.ready_now(key)
 
     def finish(self) -> dict[str, Any] | Awaitable[dict[str, Any]]:
         """The reply's data (turn released), or, while the flow must still wait (a reply not

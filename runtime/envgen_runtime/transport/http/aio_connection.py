@@ -66,7 +66,7 @@ class Connection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
         waiting = self.round
         if waiting is not None:  # anything read (or the end) is news for a lock-step round
             self.round = None
-            waiting.arrived()
+            waiting.arrived(self)
 
     # ------------------------------------------------------------------ for the shell
 

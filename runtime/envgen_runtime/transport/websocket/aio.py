@@ -50,10 +50,13 @@ class Posted:
             conn.post(self._flow.text)
             self._conn = conn  # sent: ``finish`` reads its reply
 
-    def join(self, round_: Round) -> None:
-        """Count this request's connection in ``round_`` until its reply (or failure) is here."""
+    def join(self, round_: Round, key: int) -> None:
+        """Count this request's connection in ``round_`` under ``key`` until its reply (or
+        failure) is here; a request that was never sent is ready at once (``finish`` raises)."""
         if self._conn is not None:
-            round_.expect(self._conn)
+            round_.expect(self._conn, key)
+        else:
+            round_.ready_now(key)
 
     def finish(self) -> dict[str, Any]:
         """The reply's ``data``, as ``request`` returns it, or its error; releases the turn.

@@ -82,7 +82,7 @@ class AsyncConnection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
         waiting = self.round
         if waiting is not None and (self._messages or self._engine.state is not _OPEN):
             self.round = None
-            waiting.arrived()
+            waiting.arrived(self)
 
     def _flush(self) -> None:
         transport = self._transport
