@@ -25,6 +25,7 @@ from ..core.extras import require
 from . import exit_stop
 from .base import ProviderContext, check_server_options
 from .local import LocalProcessProvider
+from .ray_placement import LEDGER, placement_demand
 
 _STOP_TIMEOUT_S = 15.0
 _init_lock = threading.Lock()
@@ -138,9 +139,12 @@ class RayProvider(ProviderContext):
     cluster (``"auto"``, ``"host:port"``); with None a running ``ray.init()`` is reused,
     else a local Ray starts on 127.0.0.1. Connecting (``ray.init``) gives up after
     ``connect_timeout_s`` with a ProviderError naming the address.
-    Placement: ``scheduling_strategy`` (any Ray strategy), or ``placement_group`` with
-    ``bundle_index``; ``actor_options`` go to ``.options()`` as they are. Ray never restarts
-    the actor: a pool replaces a lost server with a new provider.
+    Placement: by default (``scheduling_strategy="SPREAD"``) the provider spreads servers
+    evenly itself (``ray_placement``): each goes to the alive node that fits it and holds
+    the fewest of this process's servers, asked for softly (it may spill to another node).
+    Any other Ray strategy, or ``placement_group`` with ``bundle_index``, goes to Ray as it
+    is, as do ``actor_options`` (a ``scheduling_strategy`` there too, Ray's own ``"SPREAD"``
+    included). Ray never restarts the actor: a pool replaces a lost server with a new provider.
     """
 
     def __init__(
@@ -181,6 +185,11 @@ class RayProvider(ProviderContext):
         self._actor_options: dict[str, Any] = {"max_restarts": 0, "max_concurrency": 2}
         if placement_group is None and scheduling_strategy is not None:
             self._actor_options["scheduling_strategy"] = scheduling_strategy
+        self._spreads = (
+            placement_group is None
+            and scheduling_strategy == "SPREAD"
+            and "scheduling_strategy" not in (actor_options or {})
+        )
         if num_cpus is not None:
             self._actor_options["num_cpus"] = num_cpus
         if resources is not None:
@@ -206,16 +215,30 @@ class RayProvider(ProviderContext):
                 _init_in_lasting_thread(ray, self._address, options, self._connect_timeout_s)
         return ray
 
-    def _options(self) -> dict[str, Any]:
-        placement_group, bundle_index = self._placement
-        if placement_group is None:
-            return self._actor_options
-        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+    def _placed_options(self, ray: Any) -> dict[str, Any]:
+        """The actor's ``.options()``; for the default placement, claims its node first.
 
-        strategy = PlacementGroupSchedulingStrategy(
-            placement_group, placement_group_bundle_index=bundle_index
-        )
-        return {"scheduling_strategy": strategy, **self._actor_options}
+        The node is asked for softly and may spill (``_spill_on_unavailable``): one that
+        filled up or died since ``ray.nodes()`` still lets the actor start elsewhere. With
+        no alive node that fits, Ray's own SPREAD places (or queues) the actor.
+        """
+        placement_group, bundle_index = self._placement
+        if placement_group is not None:
+            from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+            strategy: Any = PlacementGroupSchedulingStrategy(
+                placement_group, placement_group_bundle_index=bundle_index
+            )
+            return {"scheduling_strategy": strategy, **self._actor_options}
+        if not self._spreads:
+            return self._actor_options
+        node_id = LEDGER.claim(self, ray.nodes(), placement_demand(self._actor_options))
+        if node_id is None:
+            return self._actor_options
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        strategy = NodeAffinitySchedulingStrategy(node_id, soft=True, _spill_on_unavailable=True)
+        return {**self._actor_options, "scheduling_strategy": strategy}
 
     def start(self) -> str:
         """Create the actor, start the server in it, wait until healthy; return its URL."""
@@ -223,11 +246,15 @@ class RayProvider(ProviderContext):
             if self._base_url is not None:
                 return self._base_url
             ray = self._ensure_ray()
-            actor = (
-                _actor_class()
-                .options(**self._options())
-                .remote(self._command, self._host, self._server_options)
-            )
+            try:
+                actor = (
+                    _actor_class()
+                    .options(**self._placed_options(ray))
+                    .remote(self._command, self._host, self._server_options)
+                )
+            except BaseException:
+                LEDGER.release(self)
+                raise
             self._actor = actor
             exit_stop.register(self)
             try:
@@ -248,6 +275,7 @@ class RayProvider(ProviderContext):
                     exit_code=reply["exit_code"],
                 )
             self.node_id = reply["node_id"]
+            LEDGER.hold(self, reply["node_id"])
             self.actor_pid = reply["actor_pid"]
             self.server_pid = reply["server_pid"]
             self._base_url = reply["base_url"]
@@ -267,4 +295,5 @@ class RayProvider(ProviderContext):
                     with contextlib.suppress(Exception):
                         ray.kill(actor, no_restart=True)
             finally:
+                LEDGER.release(self)
                 exit_stop.unregister(self)

@@ -83,6 +83,35 @@ class RayCluster:
     def head_id(self) -> str:
         return str(self.cluster.head_node.node_id)
 
+    @property
+    def node_ids(self) -> set[str]:
+        """The nodes still in the cluster: the head and the workers not removed."""
+        return {self.head_id, *(str(node.node_id) for node in self.workers)}
+
+
+def _wait_for_alive_nodes(node_ids: set[str], timeout_s: float = 60.0) -> None:
+    """Wait until GCS lists every one of ``node_ids`` alive, with its CPUs registered.
+
+    ``Cluster.add_node`` returns once a node's raylet is up, not once this driver's
+    ``ray.nodes()`` shows it: a test handed the cluster earlier sees fewer nodes to use.
+    """
+    import time
+
+    import ray
+
+    def alive() -> set[str]:
+        return {
+            node["NodeID"]
+            for node in ray.nodes()
+            if node["Alive"] and node["Resources"].get("CPU", 0) > 0
+        }
+
+    deadline = time.monotonic() + timeout_s
+    while not node_ids <= alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    missing = node_ids - alive()
+    assert not missing, f"Ray nodes not alive after {timeout_s:g} s: {sorted(missing)}"
+
 
 def _node_pids(node: Any) -> list[int]:
     pids = []
@@ -104,11 +133,12 @@ def ray_cluster() -> Iterator[RayCluster]:
 
     loopback = {"node_ip_address": "127.0.0.1", "num_cpus": 2}
     cluster = Cluster(initialize_head=True, head_node_args={**loopback, "include_dashboard": False})
-    nodes = [cluster.head_node]
+    nodes: list[Any] = [cluster.head_node]
     try:
         workers = [cluster.add_node(**loopback) for _ in range(2)]
         nodes += workers
         ray.init(address=cluster.address, log_to_driver=False)
+        _wait_for_alive_nodes({str(node.node_id) for node in nodes})
         addresses = {node["NodeManagerAddress"] for node in ray.nodes() if node["Alive"]}
         assert addresses == {"127.0.0.1"}, f"Ray left loopback: {addresses}"
         for node in nodes:

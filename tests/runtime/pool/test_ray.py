@@ -7,7 +7,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -81,6 +83,33 @@ def test_a_killed_actor_takes_its_server_with_it(ray_cluster: RayCluster) -> Non
         assert _wait_until(lambda: not group_alive(server)), "server outlived its actor"
 
 
+def test_servers_spread_evenly_over_the_nodes_and_fill_a_node_a_stopped_one_left(
+    ray_cluster: RayCluster,
+) -> None:
+    # Twice as many servers as nodes, started at once (as a pool starts them): two per node.
+    nodes = ray_cluster.node_ids
+    providers = [
+        RayProvider(_HTTP_SERVER, health_path="/", address=ray_cluster.address)
+        for _ in range(2 * len(nodes))
+    ]
+    try:
+        with ThreadPoolExecutor(len(providers)) as starting:
+            list(starting.map(lambda provider: provider.start(), providers))
+        for provider in providers:
+            _remember(provider)
+        assert Counter(p.node_id for p in providers) == dict.fromkeys(nodes, 2)
+
+        freed = providers[0].node_id
+        providers[0].stop()
+        providers[0] = RayProvider(_HTTP_SERVER, health_path="/", address=ray_cluster.address)
+        providers[0].start()
+        _remember(providers[0])
+        assert providers[0].node_id == freed
+    finally:
+        for provider in providers:
+            provider.stop()
+
+
 def test_pool_on_ray_spreads_matches_single_clients_and_survives_a_removed_node(
     ray_cluster: RayCluster,
 ) -> None:
@@ -96,7 +125,7 @@ def test_pool_on_ray_spreads_matches_single_clients_and_survives_a_removed_node(
         providers = [p for p in pool.servers if isinstance(p, RayProvider)]
         started = [_remember(p) for p in providers]
         nodes = {slot.node_id for slot in pool.slots}
-        assert len(nodes) >= 2, f"servers all landed on one node: {nodes}"
+        assert Counter(p.node_id for p in providers) == dict.fromkeys(ray_cluster.node_ids, 1)
 
         pooled = [pool.reset(seeds=seeds)]
         pooled += [pool.step([action] * 6) for action in MOVES]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from typing import Any
 
 import pytest
 from envgen_runtime import EnvClient, SlotResult
@@ -172,3 +173,60 @@ def test_the_capacity_read_waits_for_a_body_sent_after_the_headers() -> None:
             return await server_capacity(server, 5.0)
 
     assert asyncio.run(read()) == 12
+
+
+class _FakeRay:
+    """Stands in for ``ray`` where ``RayProvider`` reads the node table, and counts reads."""
+
+    def __init__(self, *node_ids: str) -> None:
+        self.table = [
+            {"NodeID": node_id, "Alive": True, "Resources": {"CPU": 2.0}} for node_id in node_ids
+        ]
+        self.reads = 0
+
+    def nodes(self) -> list[dict[str, Any]]:
+        self.reads += 1
+        return self.table
+
+
+def test_the_default_ray_placement_asks_softly_for_the_least_held_node() -> None:
+    from envgen_runtime import RayProvider
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    fake = _FakeRay("b" * 56, "a" * 56)
+    providers = [RayProvider(["{python}", "-m", "x"]) for _ in range(3)]
+    try:
+        strategies = [p._placed_options(fake)["scheduling_strategy"] for p in providers]
+        assert all(isinstance(s, NodeAffinitySchedulingStrategy) for s in strategies)
+        assert [s.node_id for s in strategies] == ["a" * 56, "b" * 56, "a" * 56]
+        assert all(s.soft and s._spill_on_unavailable for s in strategies)
+        providers[1].stop()  # releases its node
+        assert providers[1]._placed_options(fake)["scheduling_strategy"].node_id == "b" * 56
+    finally:
+        for provider in providers:
+            provider.stop()
+    # A provider that no alive node fits leaves the actor to Ray's own SPREAD.
+    needy = RayProvider(["{python}", "-m", "x"], num_cpus=4)
+    assert needy._placed_options(fake)["scheduling_strategy"] == "SPREAD"
+
+
+def test_an_explicit_ray_placement_is_passed_on_as_it_is() -> None:
+    from envgen_runtime import RayProvider
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+    fake = _FakeRay("a" * 56)
+    pinned = object()
+    group = object()
+    command = ["{python}", "-m", "x"]
+    explicit = RayProvider(command, scheduling_strategy=pinned)._placed_options(fake)
+    assert explicit["scheduling_strategy"] is pinned
+    rays_own = RayProvider(command, actor_options={"scheduling_strategy": "SPREAD"})
+    assert rays_own._placed_options(fake)["scheduling_strategy"] == "SPREAD"
+    assert "scheduling_strategy" not in RayProvider(
+        command, scheduling_strategy=None
+    )._placed_options(fake)
+    grouped = RayProvider(command, placement_group=group, bundle_index=1)._placed_options(fake)
+    strategy = grouped["scheduling_strategy"]
+    assert isinstance(strategy, PlacementGroupSchedulingStrategy)
+    assert strategy.placement_group is group and strategy.placement_group_bundle_index == 1
+    assert fake.reads == 0
