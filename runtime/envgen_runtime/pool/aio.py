@@ -84,11 +84,12 @@ class AsyncEnvPool(Recovery[ObsT], Generic[ActT, ObsT, StateT]):
     """``size`` env sessions over servers from one provider, stepped together (asyncio).
 
     ``provider`` is ``"local"`` (the env's ``[server] command`` as local processes, the
-    default), ``"docker"`` (its image), ``"ray"`` (``RayProvider`` actors, SPREAD over the
-    cluster) or a callable returning a new unstarted ``Provider``; ``provider_options`` go
-    to the provider's constructor for the named kinds. ``sessions_per_server`` defaults to
-    what the first server started publishes as ``max_concurrent_envs`` in ``/metadata``
-    (1 if it publishes none; always 1 for stateful HTTP servers); a number given wins.
+    default), ``"docker"`` (its image), ``"ray"`` (``RayProvider`` actors, spread evenly over
+    the cluster's nodes) or a callable returning a new unstarted ``Provider``;
+    ``provider_options`` go to the provider's constructor for the named kinds.
+    ``sessions_per_server`` defaults to what the first server started publishes as
+    ``max_concurrent_envs`` in ``/metadata`` (1 if it publishes none; always 1 for stateful
+    HTTP servers); a number given wins.
     ``auto_reset`` resets a slot on the step after its episode ended, instead of sending that step's
     action (``action_dropped``). Every reset the pool makes on its own (auto-reset, lost
     slot) is seeded: the k-th since the slot's ``reset(seeds=...)`` gave it seed ``s`` uses
