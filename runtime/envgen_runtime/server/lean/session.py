@@ -33,8 +33,9 @@ SESSION_ERROR = "SESSION_ERROR"
 
 
 def frame(kind: str, data: dict[str, Any]) -> str:
-    """A reply frame as openenv's ``model_dump_json`` writes it (compact, pydantic's JSON)."""
-    return to_json({"type": kind, "data": data}).decode()
+    """A reply frame as openenv's ``model_dump_json`` writes it: compact, pydantic's JSON, and
+    NaN and infinities as ``null`` (a model's default ``ser_json_inf_nan``, not to_json's)."""
+    return to_json({"type": kind, "data": data}, inf_nan_mode="null").decode()
 
 
 def error(message: str, code: str, **extra: Any) -> str:
