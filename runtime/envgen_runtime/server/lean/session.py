@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 
 from ..serving import accepted
+from .decoding import parse
 from .messages import CloseMessage, ResetMessage, StateMessage, StepMessage
 from .threads import Runner
 
@@ -102,7 +103,7 @@ class Session:
     async def handle(self, text: str) -> Reply:
         """The reply to one text frame; a non-object message ends the session, as in openenv."""
         try:
-            message = json.loads(text)
+            message = parse(text)
         except json.JSONDecodeError as exc:
             return Reply(error(f"Invalid JSON: {exc}", INVALID_JSON))
         if not isinstance(message, dict):  # openenv fails on `.get` and ends the session
