@@ -5,8 +5,12 @@ The same env (examples/echo_env) served by ``--backend openenv`` (openenv 0.10's
 
 - ready: wall time from spawning ``python -m examples.echo_env.server`` to the first
   ``GET /health`` that answers 200 (polled every 10 ms), median of ``--runs``;
-- server CPU per step: the server process's user + system time (``/proc/<pid>/stat``) over
-  ``--steps`` steps of the generated ``EchoEnv`` client on ``/ws``, divided by the steps.
+- server CPU per step: the CPU time of the server process's threads (the nanoseconds of
+  ``/proc/<pid>/task/*/schedstat``, not ``stat``'s 10 ms ticks) over ``--steps`` steps of
+  the generated ``EchoEnv`` client on ``/ws``, divided by the steps.
+
+The ratios to openenv are the medians of each run's ratio (a run serves every server once,
+back to back), so a drift in the machine's load between runs moves both sides of a ratio.
 
 Beside them: ``lean+thread``, the same env with its steps on a thread of their own (what lean
 does for an env that does not set ``RUNS_ON_EVENT_LOOP``, and openenv's app for every env);
@@ -48,7 +52,6 @@ FLOORS = {"floor": [], "floor+hop": ["--hop"]}
 THREADED = "lean+thread"
 """echo_env on lean with its steps on a thread (``benchmarks/echo_threaded``), not the loop."""
 SERVERS = (*BACKENDS, THREADED, *FLOORS)
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _free_port() -> int:
@@ -87,9 +90,15 @@ def _spawn(server: str) -> tuple[subprocess.Popen[bytes], int, float]:
     return proc, port, time.perf_counter() - start
 
 
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+def _cpu_ns(pid: int) -> int:
+    """The CPU time the process's live threads have run, in ns (schedstat's first field)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except FileNotFoundError:  # the thread ended meanwhile
+            continue
+    return total
 
 
 def _server_cpu_per_step_us(pid: int, port: int, steps: int) -> float:
@@ -100,10 +109,10 @@ def _server_cpu_per_step_us(pid: int, port: int, steps: int) -> float:
         action = EchoAction(message="hello")
         for _ in range(200):  # warm-up
             env.step(action)
-        before = _cpu_s(pid)
+        before = _cpu_ns(pid)
         for _ in range(steps):
             env.step(action)
-        return (_cpu_s(pid) - before) / steps * 1e6
+        return (_cpu_ns(pid) - before) / steps / 1e3
 
 
 def run(runs: int, steps: int) -> dict[str, Any]:
@@ -122,6 +131,7 @@ def run(runs: int, steps: int) -> dict[str, Any]:
         b: {"ready_s": statistics.median(ready[b]), "server_cpu_us": statistics.median(cpu[b])}
         for b in SERVERS
     }
+    ratios = {other: _ratios(cpu[other], cpu["openenv"]) for other in SERVERS[1:]}
     return {
         "runs": runs,
         "steps": steps,
@@ -130,13 +140,17 @@ def run(runs: int, steps: int) -> dict[str, Any]:
         "server_cpu_us_per_step": cpu,
         "median": medians,
         "ready_ratio_lean_over_openenv": medians["lean"]["ready_s"] / medians["openenv"]["ready_s"],
-        "cpu_ratio_lean_over_openenv": medians["lean"]["server_cpu_us"]
-        / medians["openenv"]["server_cpu_us"],
+        "cpu_ratio_per_run_over_openenv": ratios,
+        "cpu_ratio_lean_over_openenv": statistics.median(ratios["lean"]),
         "cpu_ratio_others_over_openenv": {
-            other: medians[other]["server_cpu_us"] / medians["openenv"]["server_cpu_us"]
-            for other in (THREADED, *FLOORS)
+            other: statistics.median(ratios[other]) for other in (THREADED, *FLOORS)
         },
     }
+
+
+def _ratios(mine: list[float], theirs: list[float]) -> list[float]:
+    """Each run's ratio of `mine` to `theirs` (the same run's)."""
+    return [a / b for a, b in zip(mine, theirs, strict=True)]
 
 
 def main() -> None:
