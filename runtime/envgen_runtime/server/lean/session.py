@@ -44,11 +44,15 @@ def error(message: str, code: str, **extra: Any) -> str:
     return frame("error", {"message": message, "code": code, **extra})
 
 
+_BESIDE = frozenset({"reward", "done"})
+"""The fields a payload carries beside the observation's others (one set, not one a step)."""
+
+
 def observation_payload(observation: Any) -> dict[str, Any]:
     """openenv's ``serialize_observation``: fields, then reward and done beside them, and
     metadata both inside and (when not empty) beside."""
     payload: dict[str, Any] = {
-        "observation": observation.model_dump(exclude={"reward", "done"}),
+        "observation": observation.model_dump(exclude=_BESIDE),
         "reward": observation.reward,
         "done": observation.done,
     }
