@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from benchmarks.bench_serve import _cpu_ns, _ratios
+from benchmarks.bench_serve import TURN_STEPS, _cpu_ns, _ratios, _turns
 
 
 def test_the_clock_counts_another_thread_s_cpu() -> None:
@@ -36,3 +36,9 @@ def test_ratios_pair_each_run_with_the_same_run() -> None:
     assert _ratios([10.0, 30.0], [20.0, 40.0]) == [0.5, 0.75]
     with pytest.raises(ValueError):
         _ratios([1.0], [1.0, 2.0])
+
+
+def test_turns_cover_the_steps_in_turns_of_turn_steps() -> None:
+    assert _turns(TURN_STEPS * 2 + 7) == [TURN_STEPS, TURN_STEPS, 7]
+    assert _turns(TURN_STEPS) == [TURN_STEPS]
+    assert _turns(3) == [3]
