@@ -5,8 +5,14 @@ The same env (examples/echo_env) served by ``--backend openenv`` (openenv 0.10's
 
 - ready: wall time from spawning ``python -m examples.echo_env.server`` to the first
   ``GET /health`` that answers 200 (polled every 10 ms), median of ``--runs``;
-- server CPU per step: the server process's user + system time (``/proc/<pid>/stat``) over
-  ``--steps`` steps of the generated ``EchoEnv`` client on ``/ws``, divided by the steps.
+- server CPU per step: the CPU time of the server process's threads (the nanoseconds of
+  ``/proc/<pid>/task/*/schedstat``, not ``stat``'s 10 ms ticks) over ``--steps`` steps of
+  the generated ``EchoEnv`` client on ``/ws``, divided by the steps.
+
+A run spawns every server and keeps them all up, then steps them in turns (of
+``TURN_STEPS`` steps, each after ``WARM_STEPS`` uncounted ones, the servers taking turns),
+so a change in the machine's load falls on every server alike; the ratios to openenv are
+the medians of each run's ratio.
 
 Beside them: ``lean+thread``, the same env with its steps on a thread of their own (what lean
 does for an env that does not set ``RUNS_ON_EVENT_LOOP``, and openenv's app for every env);
@@ -25,6 +31,7 @@ Targets (issue 24): lean ready <= 1.0 s; lean server CPU per step <= 0.4x openen
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -48,7 +55,12 @@ FLOORS = {"floor": [], "floor+hop": ["--hop"]}
 THREADED = "lean+thread"
 """echo_env on lean with its steps on a thread (``benchmarks/echo_threaded``), not the loop."""
 SERVERS = (*BACKENDS, THREADED, *FLOORS)
-TICKS = os.sysconf("SC_CLK_TCK")
+TURN_STEPS = 200
+"""A run's steps on each server go in turns of this many, the servers taking turns (all kept
+up), so a change in the machine's load (other work on it) falls on every server alike."""
+WARM_STEPS = 20
+"""Steps at the start of each turn left out of the count: a server that sat idle through the
+others' turns starts cold (its caches are the others'), which is not its steady price."""
 
 
 def _free_port() -> int:
@@ -87,41 +99,75 @@ def _spawn(server: str) -> tuple[subprocess.Popen[bytes], int, float]:
     return proc, port, time.perf_counter() - start
 
 
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+def _cpu_ns(pid: int) -> int:
+    """The CPU time the process's live threads have run, in ns (schedstat's first field)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except FileNotFoundError:  # the thread ended meanwhile
+            continue
+    return total
 
 
-def _server_cpu_per_step_us(pid: int, port: int, steps: int) -> float:
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def _turn_ns(pid: int, env: Any, action: Any, steps: int) -> int:
+    """The server CPU (ns) that `steps` steps of `env` took (after `WARM_STEPS` more)."""
+    for _ in range(WARM_STEPS):
+        env.step(action)
+    before = _cpu_ns(pid)
+    for _ in range(steps):
+        env.step(action)
+    return _cpu_ns(pid) - before
+
+
+def _turns(steps: int) -> list[int]:
+    """`steps` cut into turns of `TURN_STEPS` (the last one shorter)."""
+    whole, rest = divmod(steps, TURN_STEPS)
+    return [TURN_STEPS] * whole + ([rest] if rest else [])
+
+
+def _run_once(order: tuple[str, ...], steps: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Every server in `order` spawned (its ready time) and kept up, then `steps` steps each
+    in turns of `TURN_STEPS`, taking turns: each server's server CPU per step (us)."""
     from generated.echo_env import EchoAction, EchoEnv
 
-    with EchoEnv(f"http://127.0.0.1:{port}") as env:
-        env.reset(seed=0)
-        action = EchoAction(message="hello")
-        for _ in range(200):  # warm-up
-            env.step(action)
-        before = _cpu_s(pid)
-        for _ in range(steps):
-            env.step(action)
-        return (_cpu_s(pid) - before) / steps * 1e6
+    action = EchoAction(message="hello")
+    ready: dict[str, float] = {}
+    clients: dict[str, tuple[int, Any]] = {}
+    with contextlib.ExitStack() as stack:
+        for server in order:
+            proc, port, ready[server] = _spawn(server)
+            stack.callback(_stop, proc)
+            env = stack.enter_context(EchoEnv(f"http://127.0.0.1:{port}"))
+            env.reset(seed=0)
+            for _ in range(200):  # warm-up
+                env.step(action)
+            clients[server] = (proc.pid, env)
+        spent = dict.fromkeys(order, 0)
+        for index, count in enumerate(_turns(steps)):
+            for server in order if index % 2 == 0 else order[::-1]:
+                spent[server] += _turn_ns(*clients[server], action, count)
+    return ready, {server: ns / steps / 1e3 for server, ns in spent.items()}
 
 
 def run(runs: int, steps: int) -> dict[str, Any]:
     ready: dict[str, list[float]] = {b: [] for b in SERVERS}
     cpu: dict[str, list[float]] = {b: [] for b in SERVERS}
     for index in range(runs):
-        for server in SERVERS if index % 2 == 0 else SERVERS[::-1]:
-            proc, port, seconds = _spawn(server)
-            try:
-                ready[server].append(seconds)
-                cpu[server].append(_server_cpu_per_step_us(proc.pid, port, steps))
-            finally:
-                proc.terminate()
-                proc.wait(timeout=30)
+        seconds, us = _run_once(SERVERS if index % 2 == 0 else SERVERS[::-1], steps)
+        for server in SERVERS:
+            ready[server].append(seconds[server])
+            cpu[server].append(us[server])
     medians = {
         b: {"ready_s": statistics.median(ready[b]), "server_cpu_us": statistics.median(cpu[b])}
         for b in SERVERS
     }
+    ratios = {other: _ratios(cpu[other], cpu["openenv"]) for other in SERVERS[1:]}
     return {
         "runs": runs,
         "steps": steps,
@@ -130,13 +176,17 @@ def run(runs: int, steps: int) -> dict[str, Any]:
         "server_cpu_us_per_step": cpu,
         "median": medians,
         "ready_ratio_lean_over_openenv": medians["lean"]["ready_s"] / medians["openenv"]["ready_s"],
-        "cpu_ratio_lean_over_openenv": medians["lean"]["server_cpu_us"]
-        / medians["openenv"]["server_cpu_us"],
+        "cpu_ratio_per_run_over_openenv": ratios,
+        "cpu_ratio_lean_over_openenv": statistics.median(ratios["lean"]),
         "cpu_ratio_others_over_openenv": {
-            other: medians[other]["server_cpu_us"] / medians["openenv"]["server_cpu_us"]
-            for other in (THREADED, *FLOORS)
+            other: statistics.median(ratios[other]) for other in (THREADED, *FLOORS)
         },
     }
+
+
+def _ratios(mine: list[float], theirs: list[float]) -> list[float]:
+    """Each run's ratio of `mine` to `theirs` (the same run's)."""
+    return [a / b for a, b in zip(mine, theirs, strict=True)]
 
 
 def main() -> None:

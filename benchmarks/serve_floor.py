@@ -4,7 +4,8 @@
 module is what that figure cannot go below while the server stays on uvicorn + starlette
 (issue 24: "a well-kept ASGI stack ... no home-made HTTP server"): a starlette app served by
 ``uvicorn.run`` exactly as ``envgen_runtime.server.main.serve`` serves the lean app, whose
-``/ws`` endpoint answers each text frame with one pre-encoded echo_env observation frame. No
+``/ws`` endpoint answers each text frame with one pre-encoded echo_env observation frame,
+reading and writing raw ASGI messages as the lean endpoint does (``lean.frames.Frames``). No
 env, no message parsing, no validation, no models. Two forms:
 
 - ``stack``: the frame is answered on the event loop;
@@ -24,12 +25,14 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: import as `-m` does
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from envgen_runtime.server.lean.frames import Frames
 from envgen_runtime.server.lean.threads import EnvThread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocketDisconnect
 
 REPLY = (
     '{"type":"observation","data":{"observation":{"metadata":{},"echoed_message":"hello",'
@@ -42,12 +45,16 @@ def _nothing() -> None:
     return None
 
 
-def floor_app(*, hop: bool) -> Starlette:
-    """`/health` and a `/ws` that answers every text frame with `REPLY`."""
+class _Floor:
+    """The `/ws` ASGI app (starlette routes to it as it is, as to the lean ``_Sessions``)."""
 
-    async def serve(websocket: WebSocket) -> None:
+    def __init__(self, hop: bool) -> None:
+        self.hop = hop
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        websocket = Frames(receive, send)
         await websocket.accept()
-        thread = EnvThread() if hop else None
+        thread = EnvThread() if self.hop else None
         try:
             while True:
                 await websocket.receive_text()
@@ -60,10 +67,14 @@ def floor_app(*, hop: bool) -> Starlette:
             if thread is not None:
                 thread.close()
 
+
+def floor_app(*, hop: bool) -> Starlette:
+    """`/health` and a `/ws` that answers every text frame with `REPLY`."""
+
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "healthy"})
 
-    return Starlette(routes=[WebSocketRoute("/ws", serve), Route("/health", health)])
+    return Starlette(routes=[WebSocketRoute("/ws", _Floor(hop)), Route("/health", health)])
 
 
 def main() -> None:

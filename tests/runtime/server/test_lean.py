@@ -214,3 +214,68 @@ def test_async_methods_are_awaited_alike_and_refused_after_done() -> None:
         assert AsyncStack.calls[:3] == ["reset_async", "step_async", "step_async"], backend
     assert replies["lean"] == replies["openenv"]
     assert '"EPISODE_ENDED: ' in replies["lean"][6]
+
+
+class NonFinite(PlainStack):
+    """Non-finite floats in a step's observation (reward, metadata) and in its state."""
+
+    def step(self, action: Any, timeout_s: float | None = None, **kw: Any) -> Any:
+        observation = self._obs(reward=float("nan"))
+        observation.metadata = {"inf": float("inf"), "ninf": float("-inf")}
+        return observation
+
+
+NON_FINITE_FRAMES = [
+    '{"type":"reset","data":{}}',
+    '{"type":"step","data":{"kind":"push","amount":1}}',
+    '{"type":"step","data":{"kind":"push","amount":Infinity}}',  # the error's input: inf
+    '{"type":"reset","data":{"seed":NaN}}',
+    '{"type":"step","data":{"kind":"push","amount":1},"extra":-Infinity}',
+]
+
+
+def test_non_finite_floats_are_written_as_openenv_writes_them() -> None:
+    """openenv's ``model_dump_json`` writes NaN and infinities as null, in observations and
+    in the inputs an error frame echoes; json.loads reads NaN/Infinity literals in, as lean."""
+    replies = {}
+    for backend in ("lean", "openenv"):
+        with (
+            TestClient(_app(backend, NonFinite, "websocket")) as client,
+            client.websocket_connect("/ws") as ws,
+        ):
+            replies[backend] = []
+            for frame in NON_FINITE_FRAMES:
+                ws.send_text(frame)
+                replies[backend].append(ws.receive_text())
+    for frame, mine, theirs in zip(NON_FINITE_FRAMES, *replies.values(), strict=True):
+        assert mine == theirs, frame
+    assert '"reward":null' in replies["lean"][1] and '"inf":null' in replies["lean"][1]
+
+
+class OddFloats(PlainStack):
+    """Floats that json.dumps and pydantic write apart (1e-07 / 1e-7) or not at all (NaN)."""
+
+    def step(self, action: Any, timeout_s: float | None = None, **kw: Any) -> Any:
+        observation = self._obs(reward=1e20)
+        observation.metadata = {"small": 1e-7, "big": 1e16, "nan": float("nan"), "u": "é☃"}
+        return observation
+
+    @property
+    def state(self) -> Any:
+        return MODELS[3](step_count=self.steps, depth=self.depth, ratio=1e-7, gap=float("inf"))
+
+
+def test_http_floats_are_written_as_openenv_writes_them() -> None:
+    """openenv's app writes an observation's and the state's floats with pydantic's JSON:
+    NaN and infinities as null, 1e-7 not 1e-07 (json.dumps's), no 500 for a NaN."""
+    replies = {}
+    for backend in ("lean", "openenv"):
+        with TestClient(_app(backend, OddFloats, "http"), raise_server_exceptions=False) as client:
+            client.post("/reset", json={})
+            step = client.post("/step", json={"action": {"kind": "push", "amount": 1}})
+            state = client.get("/state")
+            replies[backend] = [
+                (r.status_code, r.headers["content-type"], r.text) for r in (step, state)
+            ]
+    assert replies["lean"] == replies["openenv"]
+    assert '"nan":null' in replies["lean"][0][2] and '"ratio":1e-7' in replies["lean"][1][2]

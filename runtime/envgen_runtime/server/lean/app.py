@@ -12,10 +12,12 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocketDisconnect
 
 from ..documents import metadata_document, schema_document
 from ..serving import DEFAULT_MAX_CONCURRENT_ENVS, inherited_async_methods, serving_class
+from .frames import Frames
 from .http import http_routes
 from .session import SESSION_ERROR, Session, capacity_error, error, factory_error
 from .threads import EnvThreads, runner
@@ -23,7 +25,9 @@ from .threads import EnvThreads, runner
 
 class _Sessions:
     """The ``/ws`` endpoint: a session per connection while fewer than `limit` are open, each
-    env constructed, driven and closed on its session's thread (``threads``)."""
+    env constructed, driven and closed on its session's thread (``threads``). An ASGI app
+    (starlette routes to it as it is), whose connection is read and written as raw ASGI
+    messages (``frames``) rather than through starlette's ``WebSocket``."""
 
     def __init__(self, environment_cls: type[Any], action_cls: type[Any], limit: int) -> None:
         self.environment_cls = environment_cls
@@ -33,7 +37,11 @@ class _Sessions:
         self.threads = EnvThreads(environment_cls)
         self.inherited = inherited_async_methods()
 
-    async def serve(self, websocket: WebSocket) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI app of one ``/ws`` connection."""
+        await self.serve(Frames(receive, send))
+
+    async def serve(self, websocket: Frames) -> None:
         """One connection: its session from the first frame to a close or disconnect."""
         await websocket.accept()
         if self.active >= self.limit:
@@ -70,12 +78,12 @@ class _Sessions:
                 await _close_quietly(websocket)
 
 
-async def _send_quietly(websocket: WebSocket, text: str) -> None:
+async def _send_quietly(websocket: Frames, text: str) -> None:
     with contextlib.suppress(RuntimeError, WebSocketDisconnect):  # the peer may be gone
         await websocket.send_text(text)
 
 
-async def _close_quietly(websocket: WebSocket) -> None:
+async def _close_quietly(websocket: Frames) -> None:
     with contextlib.suppress(RuntimeError, WebSocketDisconnect):
         await websocket.close()
 
@@ -106,7 +114,7 @@ def lean_app(
     if protocol == "websocket":
         capacity = max_concurrent_envs
         sessions = _Sessions(served, action_cls, capacity)
-        routes = [WebSocketRoute("/ws", sessions.serve)]
+        routes = [WebSocketRoute("/ws", sessions)]
         close: Callable[[], None] = sessions.threads.close
     elif protocol == "http":
         capacity = 1

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_core import to_jsonable_python
+from pydantic_core import to_json
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -34,6 +34,12 @@ class StepRequest(BaseModel):
     action: dict[str, Any]
     timeout_s: float | None = Field(default=None, gt=0)
     request_id: str | None = Field(default=None, max_length=255)
+
+
+def _pydantic_json(content: Any) -> Response:
+    """A 200 whose body is `content` as openenv's app writes a route's return value: pydantic's
+    JSON (FastAPI's ``dump_json``), so NaN and infinities are null and 1e-7 is not 1e-07."""
+    return Response(to_json(content, inf_nan_mode="null"), media_type="application/json")
 
 
 def _invalid(exc: ValidationError, where: tuple[str, ...] = ()) -> JSONResponse:
@@ -69,7 +75,7 @@ def http_routes(env: Any, action_cls: type[Any], thread: Runner) -> list[Route]:
             return JSONResponse({"detail": str(exc), "code": exc.code}, status_code=409)
         except Exception as exc:
             return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=500)
-        return JSONResponse(to_jsonable_python(observation_payload(observation)))
+        return _pydantic_json(observation_payload(observation))
 
     async def reset(request: Request) -> Response:
         try:
@@ -93,7 +99,7 @@ def http_routes(env: Any, action_cls: type[Any], thread: Runner) -> list[Route]:
         return await run(call)
 
     async def state(request: Request) -> Response:
-        return JSONResponse(await thread.run(lambda: env.state.model_dump(mode="json")))
+        return _pydantic_json(await thread.run(lambda: env.state.model_dump(mode="json")))
 
     return [
         Route("/reset", reset, methods=["POST"]),

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 
 from ..serving import accepted
+from .decoding import parse
 from .messages import CloseMessage, ResetMessage, StateMessage, StepMessage
 from .threads import Runner
 
@@ -33,8 +34,9 @@ SESSION_ERROR = "SESSION_ERROR"
 
 
 def frame(kind: str, data: dict[str, Any]) -> str:
-    """A reply frame as openenv's ``model_dump_json`` writes it (compact, pydantic's JSON)."""
-    return to_json({"type": kind, "data": data}).decode()
+    """A reply frame as openenv's ``model_dump_json`` writes it: compact, pydantic's JSON, and
+    NaN and infinities as ``null`` (a model's default ``ser_json_inf_nan``, not to_json's)."""
+    return to_json({"type": kind, "data": data}, inf_nan_mode="null").decode()
 
 
 def error(message: str, code: str, **extra: Any) -> str:
@@ -42,11 +44,15 @@ def error(message: str, code: str, **extra: Any) -> str:
     return frame("error", {"message": message, "code": code, **extra})
 
 
+_BESIDE = frozenset({"reward", "done"})
+"""The fields a payload carries beside the observation's others (one set, not one a step)."""
+
+
 def observation_payload(observation: Any) -> dict[str, Any]:
     """openenv's ``serialize_observation``: fields, then reward and done beside them, and
     metadata both inside and (when not empty) beside."""
     payload: dict[str, Any] = {
-        "observation": observation.model_dump(exclude={"reward", "done"}),
+        "observation": observation.model_dump(exclude=_BESIDE),
         "reward": observation.reward,
         "done": observation.done,
     }
@@ -101,7 +107,7 @@ class Session:
     async def handle(self, text: str) -> Reply:
         """The reply to one text frame; a non-object message ends the session, as in openenv."""
         try:
-            message = json.loads(text)
+            message = parse(text)
         except json.JSONDecodeError as exc:
             return Reply(error(f"Invalid JSON: {exc}", INVALID_JSON))
         if not isinstance(message, dict):  # openenv fails on `.get` and ends the session
