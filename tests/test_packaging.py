@@ -150,7 +150,7 @@ def _runtime_install(extra: str | None) -> set[str]:
 
 def test_the_server_extra_installs_the_lean_backend_and_no_openenv() -> None:
     server = _runtime_install("server")
-    assert {"starlette", "uvicorn", "websockets", "pydantic"} <= server
+    assert {"starlette", "uvicorn", "uvloop", "websockets", "pydantic"} <= server
     assert not server & {"openenv", "openenv-core", "gradio", "fastapi"}, server
     openenv = _runtime_install("openenv")  # the same reading does see openenv where it is
     assert {"openenv", "gradio", "fastapi", "starlette", "uvicorn"} <= openenv

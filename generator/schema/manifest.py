@@ -44,7 +44,7 @@ ENV_VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DOCKER_REQUIREMENTS: dict[Backend, tuple[str, ...]] = {
     "openenv": ("openenv", "uvicorn"),
     # envgen-runtime's own dependencies a server imports, and its `server` extra: no openenv.
-    "lean": ("pydantic", "starlette", "typing-extensions", "uvicorn", "websockets"),
+    "lean": ("pydantic", "starlette", "typing-extensions", "uvicorn", "uvloop", "websockets"),
 }
 """What an image installs for a server on each backend when `[docker] requirements` is absent
 (the runtime itself is copied in, not installed)."""
