@@ -12,8 +12,10 @@ a template renders, and failing to write it is never an error.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
+import os
 import pickle
 import shutil
 import sys
@@ -39,17 +41,20 @@ def cache_key(templates_dir: Path, settings: Mapping[str, object]) -> str:
     return h.hexdigest()[:32]
 
 
-class TemplateCache(jinja2.FileSystemBytecodeCache):
-    """Jinja's file system bytecode cache in `out`'s cache folder, under `key`.
+class TemplateCache(jinja2.BytecodeCache):
+    """Jinja's bytecode cache in `out`'s cache folder, under `key`: one file per template.
 
     Nothing is written while `out` (the `generated/` folder) does not exist: the cache
-    never creates it.
+    never creates it. Files are written as envgen writes any file (the umask applies) and
+    swapped in whole.
     """
 
     def __init__(self, out: Path, key: str) -> None:
         self._out = out
         self._folder = out / CACHE_DIR / TEMPLATES_FOLDER / key
-        super().__init__(str(self._folder))
+
+    def _path(self, bucket: Bucket) -> Path:
+        return self._folder / f"{bucket.key}.cache"
 
     def load_bytecode(self, bucket: Bucket) -> None:
         """The bucket's code if its file holds code for this very source, else nothing.
@@ -58,7 +63,7 @@ class TemplateCache(jinja2.FileSystemBytecodeCache):
         header and lets a truncated or foreign file raise.
         """
         try:
-            data = Path(self._get_cache_filename(bucket)).read_bytes()
+            data = self._path(bucket).read_bytes()
         except OSError:
             return
         head = bc_magic + pickle.dumps(bucket.checksum, 2)
@@ -75,6 +80,8 @@ class TemplateCache(jinja2.FileSystemBytecodeCache):
         """Store the bucket's code; the first store of a key removes the other keys' folders."""
         if not self._out.is_dir():
             return
+        target = self._path(bucket)
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         try:
             if not self._folder.is_dir():
                 keys = cache_folder(self._out) / TEMPLATES_FOLDER
@@ -82,6 +89,9 @@ class TemplateCache(jinja2.FileSystemBytecodeCache):
                     for stale in keys.iterdir():
                         shutil.rmtree(stale, ignore_errors=True)
                 self._folder.mkdir(parents=True, exist_ok=True)
-            super().dump_bytecode(bucket)
+            with tmp.open("wb") as out:
+                bucket.write_bytecode(out)
+            os.replace(tmp, target)
         except OSError:
-            return
+            with contextlib.suppress(OSError):  # none was made when its folder could not be
+                tmp.unlink()

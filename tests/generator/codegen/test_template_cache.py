@@ -60,7 +60,7 @@ def _render(templates: Path, out: Path, name: str = "hello.jinja", key: str | No
 
 
 def _cache_files(out: Path) -> list[Path]:
-    return sorted((out / CACHE_DIR / TEMPLATES_FOLDER).glob("*/*.cache"))
+    return sorted((out / CACHE_DIR / TEMPLATES_FOLDER).glob("*/*"))
 
 
 def test_a_second_run_loads_the_compiled_code_instead_of_compiling(
