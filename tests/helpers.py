@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from generator.codegen.cache import CACHE_FILE
+from generator.codegen.cache import CACHE_DIR
+from generator.codegen.template_cache import TEMPLATES_FOLDER
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -50,11 +51,17 @@ def write_env(
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    """Every file under `folder` with its bytes: to prove nothing changed."""
+    """Every file under `folder` with its bytes: to prove nothing changed. Compiled code is
+    left out: Python's, and the templates' (`template_cache`, kept whenever they load)."""
     if not folder.exists():
         return {}
     return {
         p.relative_to(folder).as_posix(): p.read_bytes()
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts and p.name != CACHE_FILE
+        if p.is_file() and "__pycache__" not in p.parts and not _template_cache(p)
     }
+
+
+def _template_cache(path: Path) -> bool:
+    parts = path.parts
+    return any(parts[i : i + 2] == (CACHE_DIR, TEMPLATES_FOLDER) for i in range(len(parts)))

@@ -6,5 +6,7 @@ what Python would misread (``field_names``, ``tuple_defaults``); ``render`` fill
 templates (with ``reset_params``, ``field_tables``) and ``formatting`` runs the pinned ruff.
 ``output`` builds the whole tree in memory, writes it atomically or checks it, skipping envs
 the ``cache`` proves current; ``parallel`` and ``warm_worker`` spread envs over processes
-with a serial run's bytes. Hands on file bytes; reads only ``schema``'s output.
+with a serial run's bytes, the warm worker running an env's ``model_call``s while ``render``
+loads the templates (their compiled code kept by ``template_cache``). Hands on file bytes;
+reads only ``schema``'s output.
 """

@@ -137,6 +137,16 @@ def load(out: Path) -> Cache | None:
         return None
 
 
+def cache_folder(out: Path) -> Path:
+    """`out`'s cache folder, made with its `.gitignore` if missing (OSError if it cannot be)."""
+    folder = out / CACHE_DIR
+    folder.mkdir(exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.is_file():
+        ignore.write_text("# Made by envgen: this cache is never committed.\n*\n")
+    return folder
+
+
 def save(out: Path, cache_: Cache) -> None:
     """Write the cache atomically; failure to write it is never an error."""
     data = {
@@ -147,13 +157,9 @@ def save(out: Path, cache_: Cache) -> None:
             for name, rec in sorted(cache_.envs.items())
         },
     }
-    folder = out / CACHE_DIR
     tmp = out / f"{CACHE_FILE}.{os.getpid()}.tmp"
     try:
-        folder.mkdir(exist_ok=True)
-        ignore = folder / ".gitignore"
-        if not ignore.is_file():
-            ignore.write_text("# Made by envgen: this cache is never committed.\n*\n")
+        cache_folder(out)
         tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, out / CACHE_FILE)
         (out / _LEGACY_CACHE_FILE).unlink(missing_ok=True)

@@ -89,10 +89,22 @@ _WARM_UP_DOCUMENT: dict[str, Any] = {
                 "kind": {"enum": ["a", "b"], "default": "a"},
                 "tags": {"type": "array", "items": {"type": "number"}},
                 "note": {"type": ["string", "null"]},
+                "parts": {  # an inline item object: its class is named by singularizing
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"at": {"$ref": "#/$defs/Pair"}}},
+                },
             },
-        }
+        },
+        "Pair": {  # a constrained alias: a TypeAliasType
+            "type": "array",
+            "items": {"type": "integer", "minimum": 0},
+            "minItems": 2,
+            "maxItems": 2,
+        },
     },
 }
+"""A schema whose call loads what real schemas' calls commonly need (the generator loads
+some parts on first use only: its inflect copy, its type alias template)."""
 
 
 def warm_up() -> None:

@@ -10,8 +10,9 @@ Formatting stays one ruff run in the parent (ruff spreads over the cores itself)
 When a few envs changed since the last run, most of a run's time is the model generator's
 import and first-call warm-up. `WarmRenderer` uses one warm worker (`generator.codegen.warm_worker`,
 forked when the `envgen` program starts, or on entry) that warms it up while this process
-checks its cache, loads the envs to render and compiles the templates; the worker then makes
-those envs' models, and this process renders the rest of their files.
+checks its cache and loads the envs to render; this process hands it each env's model
+calls (`model_call`), loads the templates while the worker runs them, and renders the rest
+of the env's files.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from generator.schema.loader import EnvInput, Layout, load_env
 
 if TYPE_CHECKING:
     from generator.codegen.models import EnvModels
-    from generator.codegen.render import ModelMaker
+    from generator.codegen.render import ModelMaker, PendingModels
 
 ENVS_PER_WORKER = 4
 """A worker costs a fork and pickling; below this many envs each, fewer workers are used."""
@@ -56,7 +57,8 @@ def render_one(layout: Layout, name: str, make_models: ModelMaker | None = None)
     except InputError as exc:
         return Rendered(name, load_error=exc)
     try:
-        return Rendered(name, env=env, files=render_env(env, make_models=make_models))
+        files = render_env(env, make_models=make_models, generated=layout.generated)
+        return Rendered(name, env=env, files=files)
     except EnvgenError as exc:
         return Rendered(name, env=env, render_error=exc)
 
@@ -127,8 +129,9 @@ class WarmRenderer:
     """Renders envs like `render_all`, with a model-making worker forked on entry.
 
     `warm` says the run likely renders few envs (a cache from the last run exists): then the
-    worker warms up the model generator while this process checks which envs need rendering,
-    loads them and compiles the templates; it makes their models, this process the rest.
+    worker warms up the model generator while this process checks which envs need rendering
+    and loads them; it runs their model calls while this process loads the templates, and
+    this process renders the rest.
     Without `warm`, or when many envs need rendering, this is `render_all`; when none do, the
     worker cost only its fork. If the worker fails in any way, the models are made here, so
     an error is reported as a serial run reports it.
@@ -153,26 +156,37 @@ class WarmRenderer:
         if self._worker is None or not names or worker_count(len(names), self._jobs) > 1:
             self._stop()  # not needed: free its core for render_all's workers
             return render_all(self._layout, names, self._jobs) if names else []
-        from generator.codegen.render import compile_templates
+        return [render_one(self._layout, name, self._start_models) for name in names]
 
-        compile_templates()  # meanwhile the worker is still warming up
-        return [render_one(self._layout, name, self._make_models) for name in names]
+    def _start_models(self, env: EnvInput, client_header: str, server_header: str) -> PendingModels:
+        """Send the worker `env`'s two model calls; what this returns waits for its reply."""
+        from generator.codegen.models import EnvModels, client_call, generate_env_models
+        from generator.codegen.server_models import ServerModels, server_call
 
-    def _make_models(self, env: EnvInput, client_header: str, server_header: str) -> EnvModels:
-        from generator.codegen.models import generate_env_models
+        def made_here() -> EnvModels:
+            return generate_env_models(env, client_header, server_header)
 
-        if self._worker is not None:
+        worker = self._worker
+        if worker is None:
+            return made_here
+        server, union_alias = server_call(env, server_header)
+        try:
+            worker.send(client_call(env, client_header), server)
+        except OSError:  # the worker died: make them here instead
+            self._stop()
+            return made_here
+
+        def receive() -> EnvModels:
             try:
-                reply: EnvModels | EnvgenError = self._worker.call(
-                    env, client_header, server_header
-                )
-            except (EOFError, OSError):  # the worker died: make them here instead
+                reply: tuple[str, str] | EnvgenError = worker.receive()
+            except (EOFError, OSError):
                 self._stop()
-            else:
-                if isinstance(reply, EnvgenError):
-                    raise reply
-                return reply
-        return generate_env_models(env, client_header, server_header)
+                return made_here()
+            if isinstance(reply, EnvgenError):
+                raise reply
+            return EnvModels(reply[0], ServerModels(reply[1], union_alias))
+
+        return receive
 
     def __exit__(
         self,

@@ -27,6 +27,7 @@ from generator.codegen.models import EnvModels, generate_env_models
 from generator.codegen.render_constants import PACKAGE_INIT, TEMPLATES_DIR
 from generator.codegen.reset_params import reset_context
 from generator.codegen.server_models import ServerModels
+from generator.codegen.template_cache import TemplateCache, cache_key
 from generator.codegen.tool_methods import server_tools, tool_context, tool_exports
 from generator.codegen.trl_methods import trl_context
 from generator.errors import GenerationError, SchemaError
@@ -149,15 +150,27 @@ def comment(value: Any) -> str:
     return str(value).replace("--", "- -").replace(">", "&gt;")
 
 
+_SETTINGS: dict[str, Any] = {
+    "undefined": jinja2.StrictUndefined,
+    "autoescape": False,
+    "keep_trailing_newline": True,
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+}
+"""The Jinja environment's settings (they decide the templates' compiled code too)."""
+
+
 @cache
-def _environment(templates_dir: Path) -> jinja2.Environment:
+def _environment(templates_dir: Path, generated: Path | None) -> jinja2.Environment:
+    """The templates' environment; their compiled code is cached under `generated` if given."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
+        bytecode_cache=(
+            None
+            if generated is None
+            else TemplateCache(generated, cache_key(templates_dir, _SETTINGS))
+        ),
+        **_SETTINGS,
     )
     env.filters.update(
         pyrepr=pyrepr,
@@ -171,26 +184,36 @@ def _environment(templates_dir: Path) -> jinja2.Environment:
     return env
 
 
-def compile_templates(templates_dir: Path = TEMPLATES_DIR) -> None:
-    """Compile every template now, not on first use: a run whose models come from its warm
-    worker does it while the worker warms up, not after the models arrive."""
-    jinja = _environment(templates_dir)
+def _load_all(jinja: jinja2.Environment) -> None:
+    """Load every template now, not on first use (see `render_env`)."""
     for name in jinja.list_templates(extensions=["jinja"]):
         jinja.get_template(name)
 
 
-ModelMaker = Callable[[EnvInput, str, str], EnvModels]
-"""Makes an env's models given their two file headers (`generate_env_models`'s signature)."""
+PendingModels = Callable[[], EnvModels]
+"""Waits for an env's models and returns them."""
+ModelMaker = Callable[[EnvInput, str, str], PendingModels]
+"""Starts making an env's models given their two file headers (`generate_env_models`'s
+arguments); what it returns waits for them."""
+
+
+def _made_here(env: EnvInput, client_header: str, server_header: str) -> PendingModels:
+    return lambda: generate_env_models(env, client_header, server_header)
 
 
 def render_env(
-    env: EnvInput, templates_dir: Path = TEMPLATES_DIR, make_models: ModelMaker | None = None
+    env: EnvInput,
+    templates_dir: Path = TEMPLATES_DIR,
+    make_models: ModelMaker | None = None,
+    generated: Path | None = None,
 ) -> dict[str, str]:
     """Every file of `generated/<env>/`, unformatted, keyed by file name.
 
-    `make_models` (default `generate_env_models`) lets the models be made in another process.
+    `make_models` (default: `generate_env_models`, here) lets the models be made in another
+    process; meanwhile this one loads every template. `generated` is the output folder
+    whose cache keeps the templates' compiled code between runs.
     """
-    jinja = _environment(templates_dir)
+    jinja = _environment(templates_dir, generated)
     names = {
         "client": env.client_name,
         "async_client": f"Async{env.client_name}",
@@ -224,11 +247,14 @@ def render_env(
     def render(template: str) -> str:
         return jinja.get_template(template).render(context)
 
-    made = (make_models or generate_env_models)(
+    pending = (make_models or _made_here)(
         env,
         render("models_header.py.jinja").rstrip("\n"),
         render("server.py.jinja").rstrip("\n"),
     )
+    if make_models is not None:
+        _load_all(jinja)
+    made = pending()
     models = made.client
     model_names = defined_names(models)
     for client in (names["client"], names["async_client"]):

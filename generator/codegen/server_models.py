@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from generator.codegen.datamodel import ROOT_NAME, generate_module
+from generator.codegen.datamodel import ROOT_NAME
+from generator.codegen.model_call import ModelCall
 from generator.codegen.schema_rewrites import (
     DATA_KEYWORDS,
     default_union_tags,
@@ -52,6 +53,13 @@ def generate_server_models(env: EnvInput, header: str) -> ServerModels:
     Made from the bundle as written: the server keeps its own objects closed or open exactly
     as the schemas say. Always pydantic models, whatever `model_type` the client uses.
     """
+    call, union_alias = server_call(env, header)
+    return ServerModels(source=call.run(), union_alias=union_alias)
+
+
+def server_call(env: EnvInput, header: str) -> tuple[ModelCall, str | None]:
+    """The model-generator call that makes `generate_server_models`' source, and the union
+    alias that source will define for a tagged-union action (else None)."""
     defs = integral_defaults(default_union_tags(env.bundle.defs))
     action = env.class_name("action")
     bases = {env.class_name(role): SERVER_BASES[role] for role in ("observation", "state")}
@@ -73,16 +81,18 @@ def generate_server_models(env: EnvInput, header: str) -> ServerModels:
     document = env.bundle.document(ROOT_NAME)
     document["$defs"] = defs
     expected = [union_alias or action, env.class_name("observation"), env.class_name("state")]
-    source = generate_module(
+    call = ModelCall(
         document,
         "pydantic",
         header,
-        [*expected, *([env.reset_class] if env.reset_class else [])],
-        base_class=f"{SERVER_MODULE}.ServerModel",
-        base_class_map=bases,
-        field_extra_keys={OMIT_NONE},
+        (*expected, *([env.reset_class] if env.reset_class else [])),
+        {
+            "base_class": f"{SERVER_MODULE}.ServerModel",
+            "base_class_map": bases,
+            "field_extra_keys": {OMIT_NONE},
+        },
     )
-    return ServerModels(source=source, union_alias=union_alias)
+    return call, union_alias
 
 
 def _mark_omit_none(node: dict[str, Any]) -> None:

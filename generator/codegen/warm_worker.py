@@ -1,11 +1,12 @@
 """The warm model worker: a forked process that imports and warms up the model generator
-while its parent does the rest of a run, then makes the models it is sent.
+while its parent does the rest of a run, then runs the model calls it is sent.
 
 When a few envs changed, the worker's warm-up (datamodel-code-generator's import and first
 call, ~0.6 s) is most of the run, so every millisecond it starts earlier comes off the run:
 the `envgen` program forks it first thing (`start_early`), before the CLI and its libraries
 are imported, and `parallel.WarmRenderer` adopts it (or forks one itself when called from
-Python). So this module imports only what the interpreter has loaded at start-up.
+Python). So this module imports only what the interpreter has loaded at start-up, and the
+worker only the model generator and `model_call`: its parent prepares each call.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
+
+    from generator.codegen.model_call import ModelCall
 
 JOBS_VARIABLE = "ENVGEN_JOBS"
 """Worker processes to use (1: render in this process); unset or 0: one per core."""
@@ -117,17 +120,17 @@ def fork(serve: Serve | None = None, inherited: tuple[int, ...] = ()) -> Worker:
 
 
 def _make_models(inbox: Connection, outbox: Connection) -> None:
-    """Warm up, then make the models of each env sent: `models.generate_env_models`'s work.
+    """Warm up, then run the two model calls (`model_call.ModelCall`) of each env sent.
 
-    Once warm, the worker forks a twin (a copy as warm as itself) that makes each env's
-    server models while the worker makes its client models: the two model-generator calls
-    of an env run on two cores. If the twin fails, the worker makes both.
+    Once warm, the worker forks a twin (a copy as warm as itself) that runs each env's
+    server call while the worker runs its client call: the two model-generator calls of an
+    env run on two cores. If the twin fails, the worker runs both.
     """
     from generator.codegen.datamodel import warm_up
 
     warm_up()
     try:
-        twin: Worker | None = fork(_make_server_models, (inbox.fileno(), outbox.fileno()))
+        twin: Worker | None = fork(_run_calls, (inbox.fileno(), outbox.fileno()))
     except OSError:
         twin = None
     _serve_jobs(inbox, outbox, lambda *job: _env_models(twin, *job))
@@ -135,38 +138,34 @@ def _make_models(inbox: Connection, outbox: Connection) -> None:
         twin.stop()
 
 
-def _env_models(twin: Worker | None, env: Any, client_header: str, server_header: str) -> Any:
-    """`generate_env_models(env, ...)`, its server half made by `twin` meanwhile (here if the
-    twin is gone); errors as that call raises them (the client half's first)."""
+def _env_models(twin: Worker | None, client: ModelCall, server: ModelCall) -> tuple[str, str]:
+    """Both calls' sources, the server call run by `twin` meanwhile (here if the twin is
+    gone); errors as running them in turn raises them (the client call's first)."""
     import contextlib
 
-    from generator.codegen.models import EnvModels, generate_models
-    from generator.codegen.server_models import generate_server_models
     from generator.errors import EnvgenError
 
-    server: Any = None
+    made: str | EnvgenError | None = None
     asked: Worker | None = None
     if twin is not None:
         with contextlib.suppress(OSError):
-            twin.send(env, server_header)
+            twin.send(server)
             asked = twin
     try:
-        client = generate_models(env, client_header)
+        source = client.run()
     finally:
-        if asked is not None:  # read even when the client half failed: one reply per job
+        if asked is not None:  # read even when the client call failed: one reply per job
             with contextlib.suppress(EOFError, OSError):
-                server = asked.receive()
-    if isinstance(server, EnvgenError):
-        raise server
-    return EnvModels(
-        client, generate_server_models(env, server_header) if server is None else server
-    )
+                made = asked.receive()
+    if isinstance(made, EnvgenError):
+        raise made
+    return source, server.run() if made is None else made
 
 
-def _make_server_models(inbox: Connection, outbox: Connection) -> None:
-    from generator.codegen.server_models import generate_server_models
+def _run_calls(inbox: Connection, outbox: Connection) -> None:
+    from generator.codegen.model_call import ModelCall
 
-    _serve_jobs(inbox, outbox, generate_server_models)
+    _serve_jobs(inbox, outbox, ModelCall.run)
 
 
 def _serve_jobs(inbox: Connection, outbox: Connection, make: Callable[..., Any]) -> None:

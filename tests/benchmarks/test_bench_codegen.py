@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -130,3 +131,14 @@ def test_results_from_before_the_rival_render_as_they_were() -> None:
     lines = codegen_section(old)
     assert "- regenerate after one env changed: 1.089 (target <= 1.0 s)" in lines
     assert "| 100 | 9.0 | 1.089 | 0.2 | 8.0 | 300.0 | 33.3 |" in lines
+
+
+def test_envgen_and_the_runtime_are_timed_compiled_as_their_wheels_install() -> None:
+    folders = bench_codegen.compile_bytecode()
+    assert sorted(f.name for f in folders) == ["envgen_runtime", "generator"]
+    for folder in folders:
+        sources = list(folder.rglob("*.py"))
+        assert sources
+        for source in sources:
+            compiled = Path(importlib.util.cache_from_source(str(source)))
+            assert compiled.stat().st_mtime_ns >= source.stat().st_mtime_ns, source

@@ -16,16 +16,16 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.codegen import datamodel, models, parallel, render, server_models, warm_worker
+from generator.codegen import datamodel, parallel, render, warm_worker
+from generator.codegen.model_call import ModelCall
 from generator.codegen.output import InputErrors, build
 from generator.codegen.parallel import WarmRenderer, render_all, worker_count
+from generator.codegen.render_constants import TEMPLATES_DIR
 from generator.codegen.warm_worker import JOBS_VARIABLE
 from generator.errors import EnvgenError, SchemaError
-from generator.schema.loader import EnvInput, Layout
+from generator.schema.loader import Layout, load_env
 from tests.helpers import REPO, write_env
 
-HALVES = {"generate_models": models, "generate_server_models": server_models}
-"""Each model-generator call of an env, by the module that makes it."""
 EXAMPLES = ("calc_env", "coding_env", "echo_env", "grid_env", "quiz_env", "reacher_env")
 
 
@@ -142,18 +142,22 @@ def test_a_bad_jobs_variable_is_a_usage_error(
     assert not (tmp_path / "generated").exists()
 
 
+def _half(call: ModelCall) -> str:
+    """Which of an env's two model calls `call` is: the server's maps base classes."""
+    return "server" if "base_class_map" in call.options else "client"
+
+
 def _record_pids(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
     """Make each model-generator call note its half (client or server models) and its process
     (a worker forked later inherits this)."""
-    for half, module in HALVES.items():
-        original = getattr(module, half)
+    run = ModelCall.run
 
-        def noting(env: EnvInput, header: str, _made: Any = original, _half: str = half) -> Any:
-            with log.open("a") as out:
-                out.write(f"{_half} {os.getpid()}\n")
-            return _made(env, header)
+    def noting(call: ModelCall) -> str:
+        with log.open("a") as out:
+            out.write(f"{_half(call)} {os.getpid()}\n")
+        return run(call)
 
-        monkeypatch.setattr(module, half, noting)
+    monkeypatch.setattr(ModelCall, "run", noting)
 
 
 def _made_where(log: Path) -> list[tuple[str, str]]:
@@ -180,33 +184,45 @@ def test_models_come_from_the_warm_worker_or_here_if_it_dies_with_a_serial_runs_
     made = _made_where(log)
     here = str(os.getpid())
     if worker_dies:
-        assert made == [("generate_models", here), ("generate_server_models", here)] * 2
+        assert made == [("client", here), ("server", here)] * 2
     else:  # client models in the worker, server models in its twin, meanwhile
-        clients = {pid for half, pid in made if half == "generate_models"}
-        servers = {pid for half, pid in made if half == "generate_server_models"}
+        clients = {pid for half, pid in made if half == "client"}
+        servers = {pid for half, pid in made if half == "server"}
         assert len(made) == 4 and len(clients) == 1 and len(servers) == 1
         assert here not in clients | servers and clients != servers
     assert started() == set()
 
 
-def test_templates_are_compiled_before_the_worker_is_asked_for_models(
+def test_the_worker_has_the_model_calls_before_the_templates_load_and_they_load_meanwhile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Compiling them takes ~0.1 s: done while the worker warms up, not after models arrive.
+    # Loading them (compiling, without a template cache) takes ~0.1 s: done while the
+    # worker runs the calls, not before they are sent nor after the reply.
     names = _project(tmp_path, extra=0)[:1]
+    layout = Layout.at(tmp_path)
     render._environment.cache_clear()
-    compiled_when_asked: list[int] = []
-    ask = warm_worker.Worker.call
+    loaded: dict[str, int] = {}
+    sending, receiving = warm_worker.Worker.send, warm_worker.Worker.receive
 
-    def call(self: warm_worker.Worker, *job: Any) -> Any:
-        compiled_when_asked.append(len(render._environment(render.TEMPLATES_DIR).cache))
-        return ask(self, *job)
+    def count(step: str) -> None:
+        cache = render._environment(TEMPLATES_DIR, layout.generated).cache
+        loaded[step] = len(cache or {})
 
-    monkeypatch.setattr(warm_worker.Worker, "call", call)
-    with WarmRenderer(Layout.at(tmp_path)) as renderer:
+    def send(self: warm_worker.Worker, *job: Any) -> None:
+        count("sent")
+        sending(self, *job)
+
+    def receive(self: warm_worker.Worker) -> Any:
+        count("awaited")
+        return receiving(self)
+
+    monkeypatch.setattr(warm_worker.Worker, "send", send)
+    monkeypatch.setattr(warm_worker.Worker, "receive", receive)
+    with WarmRenderer(layout) as renderer:
         renderer.render(names)
-    templates = list(render.TEMPLATES_DIR.glob("*.jinja"))
-    assert compiled_when_asked == [len(templates)]
+    templates = list(TEMPLATES_DIR.glob("*.jinja"))
+    # when sent: only the two headers' templates (and the macros they import)
+    assert loaded["sent"] < loaded["awaited"] == len(templates)
 
 
 def test_when_the_twin_dies_the_worker_makes_both_halves(
@@ -217,7 +233,7 @@ def test_when_the_twin_dies_the_worker_makes_both_halves(
     serial = render_all(layout, names, 1)
     log = tmp_path / "pids"
     _record_pids(monkeypatch, log)
-    monkeypatch.setattr(warm_worker, "_make_server_models", lambda inbox, outbox: None)
+    monkeypatch.setattr(warm_worker, "_run_calls", lambda inbox, outbox: None)
     with WarmRenderer(layout) as renderer:
         warm = renderer.render(names)
     assert [(r.name, r.files) for r in warm] == [(r.name, r.files) for r in serial]
@@ -226,23 +242,27 @@ def test_when_the_twin_dies_the_worker_makes_both_halves(
     assert made[0][1] != str(os.getpid())
 
 
-@pytest.mark.parametrize("half", ["generate_models", "generate_server_models"])
+@pytest.mark.parametrize("half", ["client", "server"])
 def test_an_error_in_the_warm_worker_is_reported_as_a_serial_run_reports_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, half: str
 ) -> None:
     # the client models' error comes from the worker, the server models' from its twin
     _project(tmp_path, extra=2)
     (tmp_path / "schemas/small_1/state.schema.json").write_text('{"type": 5}')
+    run = ModelCall.run
 
-    def refuse(env: EnvInput, header: str) -> str:
-        raise SchemaError("no models today", file=env.name, pointer="/x")
+    def refuse(call: ModelCall) -> str:
+        if _half(call) == half:
+            raise SchemaError("no models today", file=call.expected[0], pointer="/x")
+        return run(call)
 
-    monkeypatch.setattr(HALVES[half], half, refuse)
+    monkeypatch.setattr(ModelCall, "run", refuse)
     with WarmRenderer(Layout.at(tmp_path)) as renderer:
         results = renderer.render(["small_0", "small_1"])
     error = results[0].render_error
     assert isinstance(error, SchemaError)
-    assert (str(error.file), error.pointer) == ("small_0", "/x")
+    action = load_env(Layout.at(tmp_path), "small_0").class_name("action")
+    assert (str(error.file), error.pointer) == (action, "/x")
     assert "no models today" in str(error)
     load_error = results[1].load_error  # found while loading, before the worker is asked
     assert load_error is not None

@@ -26,7 +26,8 @@ _PROGRAM = """
 import json, os, sys, threading
 from pathlib import Path
 from generator import entry
-from generator.codegen import datamodel, models, server_models, warm_worker
+from generator.codegen import datamodel, warm_worker
+from generator.codegen.model_call import ModelCall
 log = Path(os.environ["LOG"])
 def note(**fields):
     with log.open("a") as out:
@@ -38,11 +39,12 @@ def fork(*args):
     note(fork=worker.pid, by=os.getpid(), cli_loaded="generator.cli" in sys.modules)
     return worker
 warm_worker.fork = fork
-for half, module in (("generate_models", models), ("generate_server_models", server_models)):
-    def noting(env, header, _made=getattr(module, half), _half=half):
-        note(half=_half, pid=os.getpid())
-        return _made(env, header)
-    setattr(module, half, noting)
+run = ModelCall.run
+def noting(call):
+    half = "server" if "base_class_map" in call.options else "client"
+    note(half=half, pid=os.getpid(), loader="generator.schema.loader" in sys.modules)
+    return run(call)
+ModelCall.run = noting
 if os.environ.get("WARMUP") == "block":
     datamodel.warm_up = threading.Event().wait
 sys.argv = ["envgen", *sys.argv[1:]]
@@ -128,9 +130,10 @@ def test_the_worker_is_forked_before_the_cli_loads_and_makes_the_changed_envs_mo
     assert (early["by"], early["cli_loaded"]) == (program, False)
     assert twin["by"] == early["fork"]
     made = [(n["half"], n["pid"]) for n in notes if "half" in n]  # only grid_env's models
+    assert [n["loader"] for n in notes if "half" in n] == [False, False]  # no env was sent
     assert made in (
-        [("generate_models", early["fork"]), ("generate_server_models", twin["fork"])],
-        [("generate_server_models", twin["fork"]), ("generate_models", early["fork"])],
+        [("client", early["fork"]), ("server", twin["fork"])],
+        [("server", twin["fork"]), ("client", early["fork"])],
     )
     assert not _alive(int(str(early["fork"])))
     _wait_gone(int(str(twin["fork"])))
