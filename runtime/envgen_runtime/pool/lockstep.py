@@ -61,13 +61,10 @@ async def step_round(steps: Sequence[tuple[Slot, Any]]) -> list[Reply]:
         try:
             for index, sent in posted.items():
                 sent.join(round_, index)
-            while True:
-                for index in round_.ready():
+            while ready := await round_.arrivals():
+                for index in ready:
                     replies[index] = await _finish(steps[index][0], posted.pop(index))
-                if not round_.waiting:
-                    break
-                await round_.wait()
-            for index in round_.left():  # past the deadline: each read raises its timeout
+            for index in list(posted):  # past the deadline: each read raises its timeout
                 replies[index] = await _finish(steps[index][0], posted.pop(index))
         finally:
             round_.close()

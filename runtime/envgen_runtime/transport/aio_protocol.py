@@ -74,11 +74,11 @@ class Round:
     """One wait for the replies of many connections: the pool's lock-step rounds.
 
     Each connection ``expect``-ed under a key holds the round until it has something to read
-    (or has failed) and then calls ``arrived``; ``ready`` hands over the keys of those that
-    have, so the caller reads each reply as it comes while the others are still on their
-    way, and ``wait`` sleeps on one future until the next arrives, with one timer for the
-    round's deadline. One future per wake-up and one timer per round, where awaiting each
-    connection costs a task, a future and a wake-up per connection.
+    (or has failed) and then calls ``arrived``; ``arrivals`` hands over the keys of those
+    that have, waiting for the next when none has, so the caller reads each reply as it
+    comes while the others are still on their way. One future per wake-up and one timer per
+    round, where awaiting each connection costs a task, a future and a wake-up per
+    connection.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
@@ -113,32 +113,21 @@ class Round:
         if future is not None and not future.done():
             future.set_result(None)
 
-    @property
-    def waiting(self) -> bool:
-        """Whether an expected connection has neither arrived nor been given up on."""
-        return bool(self._keys) and not self.expired
-
-    def ready(self) -> list[int]:
-        """The keys that arrived since the last call, in arrival order."""
+    async def arrivals(self) -> list[int]:
+        """The keys that arrived since the last call, in arrival order, waiting for the next
+        when none has; empty once every key has been handed over or the deadline passed (a
+        key still expected then never arrived: its read is its timeout)."""
+        while not self._ready and self._keys and not self.expired:
+            loop = self._loop
+            if self._timer is None:
+                self._timer = loop.call_at(self._deadline, self._expire)
+            future = self._future = loop.create_future()
+            try:
+                await future
+            finally:
+                self._future = None
         ready, self._ready = self._ready, []
         return ready
-
-    def left(self) -> list[int]:
-        """The keys still not arrived (after the deadline: those that never will)."""
-        return list(self._keys.values())
-
-    async def wait(self) -> None:
-        """Until another expected connection arrives, or the round's deadline passes."""
-        if self._ready or not self.waiting:
-            return
-        loop = self._loop
-        if self._timer is None:
-            self._timer = loop.call_at(self._deadline, self._expire)
-        future = self._future = loop.create_future()
-        try:
-            await future
-        finally:
-            self._future = None
 
     def _expire(self) -> None:
         self.expired = True
