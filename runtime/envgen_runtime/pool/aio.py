@@ -133,6 +133,7 @@ class AsyncEnvPool(Recovery[ObsT], Generic[ActT, ObsT, StateT]):
         self._auto_reset = auto_reset
         self._slots = [Slot(index) for index in range(size)]
         self._servers: list[Server] = []
+        self._unstopped: list[Server] = []  # lost servers not stopped yet: ``close`` stops them too
         self._serials = itertools.count()
         self._tasks: set[asyncio.Task[None]] = set()
         self._started = False
@@ -228,7 +229,7 @@ class AsyncEnvPool(Recovery[ObsT], Generic[ActT, ObsT, StateT]):
         await asyncio.gather(*(close_quietly(slot.client) for slot in self._slots))
         for slot in self._slots:
             slot.client = None
-        servers, self._servers = self._servers, []
+        servers, self._servers, self._unstopped = [*self._servers, *self._unstopped], [], []
         await asyncio.gather(
             *(asyncio.to_thread(server.provider.stop) for server in servers),
             return_exceptions=True,

@@ -33,6 +33,7 @@ class Recovery(Generic[ObsT]):
     """Failure handling for ``AsyncEnvPool``, over the records it keeps (declared here)."""
 
     _servers: list[Server]
+    _unstopped: list[Server]
     _tasks: set[asyncio.Task[None]]
     _closed: bool
     _health_path: str
@@ -100,6 +101,7 @@ class Recovery(Generic[ObsT]):
         server.lost = True
         if server in self._servers:
             self._servers.remove(server)
+        self._unstopped.append(server)  # until ``_replace`` has stopped it (or ``close`` does)
         orphans, server.slots = server.slots, []
         for slot in orphans:
             self._spawn(close_quietly(slot.client))
@@ -120,6 +122,8 @@ class Recovery(Generic[ObsT]):
 
         if lost is not None:
             await asyncio.to_thread(lost.provider.stop)
+            if lost in self._unstopped:
+                self._unstopped.remove(lost)
         for attempt in range(_REPLACE_ATTEMPTS):
             try:
                 server = await self._start_server()

@@ -94,6 +94,23 @@ def test_a_killed_server_loses_only_its_slots_which_recover_from_a_fresh_reset()
     assert not any(pid_alive(pid) for pid in live)
 
 
+def test_a_pool_closed_while_a_lost_server_awaits_its_stop_still_stops_it() -> None:
+    # A server that stops answering (alive, frozen) is lost; its stop runs in the background
+    # with its replacement. Closing the pool at once cancels that work: the frozen server
+    # must be stopped all the same, not left running until the interpreter exits.
+    options: ClientOptions = {"read_timeout_s": 1.0}
+    with EchoEnvPool(
+        2, sessions_per_server=1, health_timeout_s=0.5, client_options=options
+    ) as pool:
+        frozen, other = _pids(pool)
+        pool.reset()
+        os.killpg(frozen, signal.SIGSTOP)
+        results = pool.step([EchoAction(message="a"), EchoAction(message="b")])
+        assert isinstance(results[0].error, SlotLostError) and results[0].error.server_lost
+        assert results[1].ok
+    assert not pid_alive(frozen) and not pid_alive(other)
+
+
 def test_capacity_reached_moves_the_slot_to_another_server() -> None:
     # Servers that hold one session each, a pool told they hold two: every second
     # connection meets CAPACITY_REACHED and must end up on a server of its own.
