@@ -8,14 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_core import to_json
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..episode import EpisodeEnded
 from ..serving import accepted
-from .session import observation_payload
+from .session import observation_payload, openenv_json
 from .threads import Runner
 
 
@@ -37,9 +36,9 @@ class StepRequest(BaseModel):
 
 
 def _pydantic_json(content: Any) -> Response:
-    """A 200 whose body is `content` as openenv's app writes a route's return value: pydantic's
-    JSON (FastAPI's ``dump_json``), so NaN and infinities are null and 1e-7 is not 1e-07."""
-    return Response(to_json(content, inf_nan_mode="null"), media_type="application/json")
+    """A 200 whose body is `content` as openenv's app writes a route's return value
+    (``openenv_json``: FastAPI's ``dump_json``)."""
+    return Response(openenv_json(content), media_type="application/json")
 
 
 def _invalid(exc: ValidationError, where: tuple[str, ...] = ()) -> JSONResponse:

@@ -33,10 +33,16 @@ FACTORY_ERROR = "FACTORY_ERROR"
 SESSION_ERROR = "SESSION_ERROR"
 
 
+def openenv_json(content: Any) -> bytes:
+    """`content` as openenv's app writes JSON (a frame's ``model_dump_json``, a route's
+    ``dump_json``): compact, pydantic's JSON (1e-7, not 1e-07), and NaN and infinities as
+    ``null`` (a model's default ``ser_json_inf_nan``, not to_json's)."""
+    return to_json(content, inf_nan_mode="null")
+
+
 def frame(kind: str, data: dict[str, Any]) -> str:
-    """A reply frame as openenv's ``model_dump_json`` writes it: compact, pydantic's JSON, and
-    NaN and infinities as ``null`` (a model's default ``ser_json_inf_nan``, not to_json's)."""
-    return to_json({"type": kind, "data": data}, inf_nan_mode="null").decode()
+    """A reply frame as openenv's ``model_dump_json`` writes it (``openenv_json``)."""
+    return openenv_json({"type": kind, "data": data}).decode()
 
 
 def error(message: str, code: str, **extra: Any) -> str:
