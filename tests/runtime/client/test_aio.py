@@ -118,6 +118,23 @@ def test_full_episode_over_stateful_http(legacy_url: str) -> None:
     run(episode())
 
 
+def test_a_full_episode_runs_on_uvloop(ws_url: str, legacy_url: str) -> None:
+    """uvloop's transports are not ``asyncio.Transport`` subclasses; the connections must not
+    ask that (they did: every WebSocket handshake on uvloop failed as a closed connection)."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def episode(env: AsyncCounterEnv) -> list[int]:
+        async with env:
+            await env.reset(seed=1)
+            return [
+                (await env.step(CounterAction(message="m", delta=d))).observation.total
+                for d in (2, 3)
+            ]
+
+    assert uvloop.run(episode(AsyncCounterEnv(ws_url, retry=NO_RETRY))) == [2, 5]
+    assert uvloop.run(episode(AsyncLegacyCounterEnv(legacy_url, retry=NO_RETRY))) == [2, 5]
+
+
 @pytest.mark.parametrize("transport", ["websocket", "http"])
 def test_replies_are_read_into_one_buffer(ws_url: str, legacy_url: str, transport: str) -> None:
     """A step allocates no read buffer, and a reply longer than the buffer arrives whole.

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import ssl
 import time
-from typing import Any
+from typing import Any, cast
 
 from websockets.exceptions import InvalidMessage
 from websockets.frames import CloseCode
@@ -54,8 +54,7 @@ class AsyncConnection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
     # ------------------------------------------------------------------ event loop side
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        self._transport = cast("asyncio.Transport", transport)  # uvloop's is not a subclass
         self._flush()
 
     def buffer_updated(self, nbytes: int) -> None:
