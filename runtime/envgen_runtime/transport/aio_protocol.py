@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Callable
 
 
 class ReadBuffer:
@@ -74,20 +75,29 @@ class Round:
     """One wait for the replies of many connections: the pool's lock-step rounds.
 
     Each connection ``expect``-ed under a key holds the round until it has something to read
-    (or has failed) and then calls ``arrived``; ``arrivals`` hands over the keys of those
-    that have, waiting for the next when none has, so the caller reads each reply as it
-    comes while the others are still on their way. One future per wake-up and one timer per
-    round, where awaiting each connection costs a task, a future and a wake-up per
-    connection.
+    (or has failed) and then calls ``arrived``. ``settle`` (the round's owner's), given the
+    key, may finish that reply right there in the read callback (True); a key it leaves
+    (False) is handed over by ``arrivals``, which waits for the next when none is ready, so
+    the caller reads each such reply as it comes while the others are still on their way.
+    One future per wake-up of the caller and one timer per round, where awaiting each
+    connection costs a task, a future and a wake-up per connection; replies settled in their
+    callbacks wake the caller once, when the last of them is in.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        deadline: float,
+        settle: Callable[[int], bool] | None = None,
+    ) -> None:
         self._loop = loop
         self._deadline = deadline
+        self._settle = settle
         self._keys: dict[int, int] = {}  # id(member) -> its key, until it arrives
         self._ready: list[int] = []
         self._future: asyncio.Future[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._failure: BaseException | None = None  # what ``settle`` raised, for ``arrivals``
         self.expired = False
         """Whether the round's deadline passed (what has not arrived by then never will)."""
 
@@ -100,24 +110,35 @@ class Round:
             self._keys[id(conn)] = key
 
     def ready_now(self, key: int) -> None:
-        """``key`` has nothing to wait for: it is ready at once."""
+        """``key`` has nothing to wait for: it is ready at once (``arrivals`` hands it over)."""
         self._ready.append(key)
 
     def arrived(self, conn: RoundMember) -> None:
-        """``conn`` has something to read (or failed): its key is ready."""
-        key = self._keys.pop(id(conn), None)
+        """``conn`` has something to read (or failed): settle its key, or make it ready."""
+        keys = self._keys
+        key = keys.pop(id(conn), None)
         if key is None:
             return
+        settle = self._settle
+        if settle is not None and self._failure is None:
+            try:
+                if settle(key):
+                    if not keys:
+                        self._wake()  # the last reply is in: ``arrivals`` ends the round
+                    return
+            except BaseException as exc:  # raised to the caller by ``arrivals``, not the loop
+                self._failure = exc
+                self._wake()
+                return
         self._ready.append(key)
-        future = self._future
-        if future is not None and not future.done():
-            future.set_result(None)
+        self._wake()
 
     async def arrivals(self) -> list[int]:
-        """The keys that arrived since the last call, in arrival order, waiting for the next
-        when none has; empty once every key has been handed over or the deadline passed (a
-        key still expected then never arrived: its read is its timeout)."""
-        while not self._ready and self._keys and not self.expired:
+        """The keys that arrived unsettled since the last call, in arrival order, waiting for
+        the next when none has; empty once every key has been settled or handed over, or the
+        deadline passed (a key still expected then never arrived: its read is its timeout).
+        Raises what ``settle`` raised."""
+        while not self._ready and self._keys and not self.expired and self._failure is None:
             loop = self._loop
             if self._timer is None:
                 self._timer = loop.call_at(self._deadline, self._expire)
@@ -126,14 +147,20 @@ class Round:
                 await future
             finally:
                 self._future = None
+        if self._failure is not None:
+            raise self._failure
         ready, self._ready = self._ready, []
         return ready
 
-    def _expire(self) -> None:
-        self.expired = True
+    def _wake(self) -> None:
         future = self._future
         if future is not None and not future.done():
             future.set_result(None)
+
+    def _expire(self) -> None:
+        self.expired = True
+        self._settle = None  # the caller now reads every reply not in yet: late ones too
+        self._wake()
 
     def close(self) -> None:
         """Stop the deadline timer and forget every connection still expected."""

@@ -59,6 +59,11 @@ class PostedStep(Protocol):
     timeout_s: float
     """How long its reply may take, in seconds."""
 
+    settles_on_arrival: bool
+    """Whether ``finish`` never needs waiting once its connection has arrived in the round (a
+    WebSocket reply is one whole message): the round then finishes it in the read callback
+    that brought the reply, with no wake-up of the awaiting task per reply."""
+
     def join(self, round_: Any, key: int) -> None:
         """Count its connection in ``round_`` (an ``aio_protocol.Round``) under ``key`` until
         it is readable (at once, when there is nothing to wait for)."""

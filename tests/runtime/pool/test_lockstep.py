@@ -151,6 +151,9 @@ class _Member:
     def readable(self) -> bool:
         return self.ready
 
+    def arrived_in(self, round_: Round) -> None:
+        round_.arrived(self)
+
 
 def test_round_hands_over_each_member_as_it_arrives_then_its_deadline() -> None:
     async def check() -> tuple[list[list[int]], float, list[int], float]:
@@ -186,6 +189,72 @@ def test_round_hands_over_each_member_as_it_arrives_then_its_deadline() -> None:
     assert batches == [[1, 7], [2], [0], [3]]  # arrival order, each handed over once
     assert 0.09 < woke < 1.0
     assert never == [] and 0.09 < expired_after < 1.0  # the caller reads 3 as a timeout
+
+
+def test_round_settles_replies_in_their_read_callbacks_and_wakes_its_caller_once() -> None:
+    async def check() -> tuple[list[int], list[list[int]], int]:
+        loop = asyncio.get_running_loop()
+        settled: list[int] = []
+
+        def settle(key: int) -> bool:  # keys 0 and 2 read whole in the callback, 1 does not
+            if key == 1:
+                return False
+            settled.append(key)
+            return True
+
+        members = [_Member(False) for _ in range(3)]
+        round_ = Round(loop, loop.time() + 5.0, settle)
+        for key, member in enumerate(members):
+            round_.expect(member, key)
+        futures = 0
+        create_future = loop.create_future
+
+        def counting() -> asyncio.Future[Any]:
+            nonlocal futures
+            futures += 1
+            return create_future()
+
+        loop.create_future = counting  # type: ignore[method-assign]
+        for delay, key in ((0.02, 2), (0.04, 0), (0.06, 1)):
+            loop.call_later(delay, members[key].round.arrived, members[key])  # type: ignore[union-attr]
+        batches = []
+        while batch := await round_.arrivals():
+            batches.append(batch)
+        round_.close()
+        return settled, batches, futures
+
+    settled, batches, waits = asyncio.run(check())
+    assert settled == [2, 0]  # in arrival order, in the callbacks: never handed over
+    assert batches == [[1]]  # left by settle: handed to the caller to read
+    assert waits == 1  # woken once, by 1: settling 2 and 0 woke nobody
+
+
+def test_round_raises_what_settle_raised_and_stops_settling_at_its_deadline() -> None:
+    async def check() -> tuple[str, list[int]]:
+        loop = asyncio.get_running_loop()
+
+        def broken(key: int) -> bool:
+            raise RuntimeError(f"settle {key} broke")
+
+        member = _Member(False)
+        round_ = Round(loop, loop.time() + 5.0, broken)
+        round_.expect(member, 4)
+        loop.call_soon(member.arrived_in, round_)
+        with pytest.raises(RuntimeError) as raised:
+            await round_.arrivals()
+        round_.close()
+        calls: list[int] = []
+        late = Round(loop, loop.time() + 0.05, lambda key: bool(calls.append(key)) or True)
+        slow = _Member(False)
+        late.expect(slow, 5)
+        assert await late.arrivals() == []  # the deadline passed: the caller reads 5 itself
+        late.arrived(slow)  # arriving now, it is not settled behind the caller's back
+        late.close()
+        return str(raised.value), calls
+
+    message, calls = asyncio.run(check())
+    assert message == "settle 4 broke"
+    assert calls == []
 
 
 def test_http_rounds_read_every_reply_however_they_arrive() -> None:

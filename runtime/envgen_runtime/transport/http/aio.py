@@ -36,6 +36,9 @@ class Posted:
     what it returned to await ends, or ``abandon``.
     """
 
+    settles_on_arrival = False
+    """A reply's first bytes may not be all of it: ``finish`` may still have to wait."""
+
     def __init__(self, transport: AsyncHttpTransport, flow: Flow) -> None:
         self._transport = transport
         self._flow = flow

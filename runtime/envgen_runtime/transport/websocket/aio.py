@@ -35,6 +35,9 @@ class Posted:
     It holds the transport's turn (its lock) from ``post`` until ``finish`` or ``abandon``.
     """
 
+    settles_on_arrival = True
+    """A reply is one whole message: ``finish`` reads it without waiting once it arrived."""
+
     def __init__(
         self, transport: AsyncWebSocketTransport, flow: Flow, steps: Iterator[None]
     ) -> None:

@@ -84,11 +84,13 @@ class AsyncConnection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
             waiting.arrived(self)
 
     def _flush(self) -> None:
+        chunks = self._engine.outgoing()
+        if not chunks:
+            return
         transport = self._transport
         if transport is None or transport.is_closing():
-            self._engine.outgoing()  # nowhere to go
-            return
-        for chunk in self._engine.outgoing():
+            return  # nowhere to go
+        for chunk in chunks:
             if chunk:
                 transport.write(chunk)
             elif transport.can_write_eof():

@@ -40,6 +40,8 @@ _CREDENTIALS = frozenset({"authorization", "cookie", "proxy-authorization"})
 _OPEN = State.OPEN
 _CONNECTING = State.CONNECTING
 _TEXT = Opcode.TEXT
+_NOTHING: list[bytes] = []
+"""``outgoing``'s answer when nothing is queued (never appended to)."""
 _BINARY = Opcode.BINARY
 _CONT = Opcode.CONT
 
@@ -95,8 +97,13 @@ class FrameEngine:
             raise self.protocol.handshake_exc
 
     def outgoing(self) -> list[bytes]:
-        """Bytes to write, in order; an empty chunk means "half-close the socket"."""
-        return self.protocol.data_to_send()
+        """Bytes to write, in order; an empty chunk means "half-close the socket".
+
+        Asked after every read and send; most reads answer nothing, so an empty queue is
+        answered here without a call into the protocol.
+        """
+        protocol = self.protocol
+        return protocol.data_to_send() if protocol.writes else _NOTHING
 
     def receive(self, data: bytes) -> None:
         """Bytes the shell read from the socket.
