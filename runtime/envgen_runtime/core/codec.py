@@ -100,7 +100,7 @@ def _prune_unset_none(value: Any, dumped: Any) -> None:
             if item is None:
                 if none_default and name not in fields_set and getattr(value, name) is None:
                     del dumped[key]
-            elif type(item) not in _LEAVES:
+            elif item and type(item) not in _LEAVES:  # an empty object or list holds none
                 _prune_unset_none(getattr(value, name, None), item)
     elif isinstance(value, list | tuple) and isinstance(dumped, list):
         for item, item_dumped in zip(value, dumped, strict=False):

@@ -19,8 +19,8 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import to_json
 
+from ...core.jsonbody import loads_json
 from ..serving import accepted
-from .decoding import parse
 from .messages import CloseMessage, ResetMessage, StateMessage, StepMessage
 from .threads import Runner
 
@@ -113,7 +113,7 @@ class Session:
     async def handle(self, text: str) -> Reply:
         """The reply to one text frame; a non-object message ends the session, as in openenv."""
         try:
-            message = parse(text)
+            message = loads_json(text)
         except json.JSONDecodeError as exc:
             return Reply(error(f"Invalid JSON: {exc}", INVALID_JSON))
         if not isinstance(message, dict):  # openenv fails on `.get` and ends the session
