@@ -276,14 +276,19 @@ class AsyncEnvPool(Recovery[ObsT], Generic[ActT, ObsT, StateT]):
         in_round = [i for i, (slot, _) in enumerate(paired) if self._in_round(slot)]
         chosen = set(in_round)
         others = [i for i in range(self._size) if i not in chosen]
-        alongside = asyncio.gather(*(self._step_slot(*paired[i]) for i in others))
+        # Most rounds have no slot beside them: then no gather (a future and a loop lookup).
+        alongside = (
+            asyncio.gather(*(self._step_slot(*paired[i]) for i in others)) if others else None
+        )
         try:
             replies = await step_round([paired[i] for i in in_round])
         except BaseException:
-            alongside.cancel()
+            if alongside is not None:
+                alongside.cancel()
             raise
-        for index, outcome in zip(others, await alongside, strict=True):
-            outcomes[index] = outcome
+        if alongside is not None:
+            for index, outcome in zip(others, await alongside, strict=True):
+                outcomes[index] = outcome
         later: dict[int, Coroutine[Any, Any, SlotResult[ObsT] | Failure]] = {}
         for index, reply in zip(in_round, replies, strict=True):
             slot, action = paired[index]
@@ -297,8 +302,9 @@ class AsyncEnvPool(Recovery[ObsT], Generic[ActT, ObsT, StateT]):
                 later[index] = self._step_failed(slot, server, reply)
             else:
                 outcomes[index] = self._failure(slot, server, reply)
-        for index, outcome in zip(later, await asyncio.gather(*later.values()), strict=True):
-            outcomes[index] = outcome
+        if later:
+            for index, outcome in zip(later, await asyncio.gather(*later.values()), strict=True):
+                outcomes[index] = outcome
         results = await self._settle(cast("list[SlotResult[ObsT] | Failure]", outcomes))
         return [replace(r, action_dropped=True) if _dropped(r) else r for r in results]
 
