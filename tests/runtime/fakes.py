@@ -6,6 +6,7 @@ never send (malformed JSON, wrong message types, dropped connections).
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -156,3 +157,20 @@ def scripted_ws(replies: list[str | bytes]) -> WsHandler:
                 return
 
     return handler
+
+
+def connections_to(port: int) -> int:
+    """This process's open TCP connections to ``port`` (``/proc``: the sockets it holds)."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    count = 0
+    with open("/proc/net/tcp") as table:
+        for line in list(table)[1:]:
+            fields = line.split()
+            if fields[9] in inodes and int(fields[2].rsplit(":", 1)[1], 16) == port:
+                count += 1
+    return count

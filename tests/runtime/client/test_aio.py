@@ -7,7 +7,10 @@ supply what real servers never send.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import os
+import signal
 import socket
 import ssl
 import threading
@@ -36,6 +39,8 @@ from envgen_runtime import (
     SessionLostError,
 )
 
+from generated.echo_env import AsyncEchoEnv
+from tests.helpers import REPO
 from tests.runtime.clients import (
     AsyncCounterEnv,
     AsyncLegacyCounterEnv,
@@ -43,7 +48,15 @@ from tests.runtime.clients import (
     CounterState,
     MiniEnv,
 )
-from tests.runtime.fakes import Reply, fake_http, fake_ws, pid_alive, scripted_ws, wait_gone
+from tests.runtime.fakes import (
+    Reply,
+    connections_to,
+    fake_http,
+    fake_ws,
+    pid_alive,
+    scripted_ws,
+    wait_gone,
+)
 from tests.runtime.transport.websocket import test_direct as wsdirect_tests
 
 T = TypeVar("T")
@@ -350,6 +363,33 @@ def test_from_local_process_with_async_with() -> None:
         return pid
 
     assert wait_gone(run(go()))
+
+
+def test_a_close_cancelled_while_the_server_is_silent_still_closes_the_socket() -> None:
+    # The closing handshake waits for the server's close frame; cancelled meanwhile (a
+    # caller's timeout, a pool closing), the socket must be closed all the same.
+    async def go() -> int:
+        command = [*AsyncEchoEnv.SPEC.server_command, "--backend", "lean"]
+        async with await AsyncEchoEnv.from_local_process(command=command, cwd=REPO) as env:
+            await env.reset()
+            pid = env.provider.pid  # type: ignore[union-attr]
+            port = int(env.base_url.rsplit(":", 1)[1])
+            assert connections_to(port) == 1
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                with pytest.raises(TimeoutError):
+                    async with asyncio.timeout(0.3):
+                        await env.transport.close()  # no close frame ever comes back
+                await asyncio.sleep(0.05)  # asyncio closes a socket on a later turn of the loop
+                return connections_to(port)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+
+    gc.disable()  # a collection must not close what the close left open
+    try:
+        assert run(go()) == 0
+    finally:
+        gc.enable()
 
 
 def test_from_local_process_awaited() -> None:

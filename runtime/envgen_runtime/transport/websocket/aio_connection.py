@@ -166,14 +166,17 @@ class AsyncConnection(ReadBuffer, Waiting, asyncio.BufferedProtocol):
         self._engine.receive_eof()
 
     async def close(self) -> None:
-        """The closing handshake, bounded by the close timeout, then close the socket."""
+        """The closing handshake, bounded by the close timeout, then close the socket (also
+        when the wait is cancelled: a caller's timeout, a pool closing)."""
         self._engine.close(CloseCode.NORMAL_CLOSURE)
         self._flush()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(self._engine.close_timeout):
-                while self._engine.state is not _CLOSED:
-                    await self._wait()
-        self.abort()
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._engine.close_timeout):
+                    while self._engine.state is not _CLOSED:
+                        await self._wait()
+        finally:
+            self.abort()
 
 
 async def connect_direct(url: str, options: dict[str, Any]) -> AsyncConnection:
