@@ -278,7 +278,7 @@ def run_floor(urls: list[str], envs: int, seconds: float) -> Sample:
     """The pool's floor (``lockstep_floor``): raw lock-step rounds over ``envs`` sessions."""
     from benchmarks.lockstep_floor import LockstepFloor
 
-    floor = LockstepFloor(urls, envs, MESSAGE)
+    floor = LockstepFloor(urls, envs, MESSAGE, SESSIONS_PER_SERVER)
     try:
         return _measure(floor.round, seconds)
     finally:

@@ -45,27 +45,30 @@ class _Session(asyncio.BufferedProtocol):
 
 
 class LockstepFloor:
-    """``sessions`` raw sessions over ``urls`` (round-robin), reset once; ``round()`` steps all.
+    """``sessions`` raw sessions over ``urls``, ``per_server`` on each in turn (as the pool
+    places them: the first server full before the next), reset once; ``round()`` steps all.
 
     Runs on a loop of its own, so that ``round()`` is a blocking call as ``EnvPool.step`` is.
     """
 
-    def __init__(self, urls: list[str], sessions: int, message: str) -> None:
+    def __init__(self, urls: list[str], sessions: int, message: str, per_server: int) -> None:
+        if sessions > per_server * len(urls):
+            raise ValueError(f"{sessions} sessions need more than {len(urls)} servers")
         self._loop = asyncio.new_event_loop()
         self._step = websocket_frame(message)
         self._pending = 0
         self._done: asyncio.Future[None] | None = None
         self._writers: list[asyncio.Transport] = []
-        self._loop.run_until_complete(self._open(urls, sessions))
+        self._loop.run_until_complete(self._open(urls, sessions, per_server))
 
     def _arrived(self) -> None:
         self._pending -= 1
         if self._pending == 0 and self._done is not None:
             self._done.set_result(None)
 
-    async def _open(self, urls: list[str], sessions: int) -> None:
+    async def _open(self, urls: list[str], sessions: int, per_server: int) -> None:
         for index in range(sessions):
-            sock = _connect(urls[index % len(urls)], "websocket")
+            sock = _connect(urls[index // per_server], "websocket")
             sock.setblocking(False)
             writer, _ = await self._loop.create_connection(
                 lambda: _Session(self._arrived), sock=sock

@@ -353,8 +353,9 @@ def pool_section(data: dict[str, Any]) -> list[str]:
         + (
             "; `raw` = a `websockets` sync send/recv loop (no deflate, the generated client's "
             "wire) on one server, each backend's floor; `floor` = the pool's floor, the same "
-            "lock-step rounds on raw sockets (`benchmarks/lockstep_floor.py`: fixed frames, "
-            "no websockets protocol, JSON or models). The lean servers of `pool` on lean are "
+            "lock-step rounds on raw sockets over the same servers, placed as the pool places "
+            "its sessions (`benchmarks/lockstep_floor.py`: fixed frames, no websockets "
+            "protocol, JSON or models). The lean servers of `pool` on lean are "
             "started by the pool itself (`provider_options={'command': [..., '--backend', "
             "'lean']}`)"
             if ceilings
