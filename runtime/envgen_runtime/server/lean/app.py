@@ -61,12 +61,10 @@ class _Sessions:
                 await websocket.send_text(factory_error(self.environment_cls))
                 return
             session = Session(env, self.action_cls, thread, self.inherited)
-            while True:
+            while not session.closed:
                 reply = await session.handle(await websocket.receive_text())
-                if reply.text is not None:
-                    await websocket.send_text(reply.text)
-                if reply.close:
-                    break
+                if reply is not None:
+                    await websocket.send_text(reply)
         except WebSocketDisconnect:
             pass
         except Exception as exc:  # as openenv: the session ends with SESSION_ERROR

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -98,19 +97,13 @@ def factory_error(factory: Any) -> str:
     return error(message, FACTORY_ERROR, factory_name=name)
 
 
-@dataclass
-class Reply:
-    """What to send back (`text`), and whether the session ends after it (`close`)."""
-
-    text: str | None
-    close: bool = False
-
-
 class Session:
     """One environment, the thread its sync methods run on, and the messages that drive it.
 
-    `inherited` maps ``reset_async``/``step_async`` to the defaults the env's base supplies
-    (openenv's, which call the sync methods inline): inherited ones count as absent.
+    `handle` answers a frame with the frame to send back (None: nothing); once it has set
+    `closed`, the session ends after that reply. `inherited` maps ``reset_async`` and
+    ``step_async`` to the defaults the env's base supplies (openenv's, which call the sync
+    methods inline): inherited ones count as absent.
     """
 
     def __init__(
@@ -123,6 +116,7 @@ class Session:
         self.env = env
         self.action_cls = action_cls
         self.thread = thread
+        self.closed = False
         self._reset_async = _own(env, "reset_async", inherited or {})
         self._step_async = _own(env, "step_async", inherited or {})
         self._validate = _validator(action_cls)
@@ -130,42 +124,44 @@ class Session:
         on_loop = isinstance(thread, OnLoop) and self._step_async is None
         self._step_here: Callable[[Any], Any] | None = env.step if on_loop else None
 
-    async def handle(self, text: str) -> Reply:
+    async def handle(self, text: str) -> str | None:
         """The reply to one text frame; a non-object message ends the session, as in openenv."""
         try:
             message = parse(text)
         except json.JSONDecodeError as exc:
-            return Reply(error(f"Invalid JSON: {exc}", INVALID_JSON))
+            return error(f"Invalid JSON: {exc}", INVALID_JSON)
         if not isinstance(message, dict):  # openenv fails on `.get` and ends the session
             attribute = f"'{type(message).__name__}' object has no attribute 'get'"
-            return Reply(error(attribute, SESSION_ERROR), close=True)
+            self.closed = True
+            return error(attribute, SESSION_ERROR)
         kind = message.get("type", "")
         try:
             if kind == "reset":
                 data = ResetMessage(**message).data
                 observation = await self._reset(data)
-                return Reply(observation_frame(observation))
+                return observation_frame(observation)
             if kind == "step":
                 step_data = message.get("data")  # a dict and nothing beside: valid as it is
                 if len(message) != 2 or not isinstance(step_data, dict):
                     step_data = StepMessage(**message).data
                 action = self._validate(step_data)
                 if self._step_here is not None:
-                    return Reply(observation_frame(self._step_here(action)))
-                return Reply(observation_frame(await self._step(action)))
+                    return observation_frame(self._step_here(action))
+                return observation_frame(await self._step(action))
             if kind == "state":
                 StateMessage(**message)
                 state = self.env.state
                 data = state.model_dump() if hasattr(state, "model_dump") else dict(state or {})
-                return Reply(frame("state", data))
+                return frame("state", data)
             if kind == "close":
                 CloseMessage(**message)
-                return Reply(None, close=True)
-            return Reply(error(f"Unknown message type: {kind}", UNKNOWN_TYPE))
+                self.closed = True
+                return None
+            return error(f"Unknown message type: {kind}", UNKNOWN_TYPE)
         except ValidationError as exc:
-            return Reply(error("Invalid message", VALIDATION_ERROR, errors=exc.errors()))
+            return error("Invalid message", VALIDATION_ERROR, errors=exc.errors())
         except Exception as exc:
-            return Reply(error(str(exc), EXECUTION_ERROR))
+            return error(str(exc), EXECUTION_ERROR)
 
     async def _reset(self, data: dict[str, Any]) -> Any:
         if self._reset_async is not None:
