@@ -11,6 +11,7 @@ openenv does.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -32,12 +33,11 @@ FACTORY_ERROR = "FACTORY_ERROR"
 SESSION_ERROR = "SESSION_ERROR"
 
 
-def openenv_json(content: Any, exclude: Mapping[str, Any] | None = None) -> bytes:
-    """`content` as openenv's app writes JSON (a frame's ``model_dump_json``, a route's
-    ``dump_json``): compact, pydantic's JSON (1e-7, not 1e-07), and NaN and infinities as
-    ``null`` (a model's default ``ser_json_inf_nan``, not to_json's); `exclude` as
-    pydantic's, by key and field name."""
-    return to_json(content, exclude=exclude, inf_nan_mode="null")
+openenv_json = functools.partial(to_json, inf_nan_mode="null")
+"""`content` as openenv's app writes JSON (a frame's ``model_dump_json``, a route's
+``dump_json``): compact, pydantic's JSON (1e-7, not 1e-07), and NaN and infinities as ``null``
+(a model's default ``ser_json_inf_nan``, not to_json's); to_json's other options (`exclude`)
+as they are. A partial, not a function: no Python frame of its own for each reply."""
 
 
 def frame(kind: str, data: dict[str, Any]) -> str:
@@ -73,13 +73,13 @@ def observation_payload(observation: Any) -> dict[str, Any]:
 
 def payload_json(observation: Any) -> bytes:
     """The observation payload as openenv's HTTP routes write it."""
-    return openenv_json(observation_payload(observation), _BESIDE)
+    return openenv_json(observation_payload(observation), exclude=_BESIDE)
 
 
 def observation_frame(observation: Any) -> str:
     """The ``observation`` frame openenv's ``/ws`` sends for `observation`."""
     content = {"type": "observation", "data": observation_payload(observation)}
-    return openenv_json(content, _BESIDE_IN_FRAME).decode()
+    return openenv_json(content, exclude=_BESIDE_IN_FRAME).decode()
 
 
 def capacity_error(active: int, limit: int) -> str:
