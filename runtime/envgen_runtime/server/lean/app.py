@@ -41,11 +41,9 @@ class _Sessions:
         self.inherited = inherited_async_methods()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The ASGI app of one ``/ws`` connection."""
-        await self.serve(Frames(receive, send))
-
-    async def serve(self, websocket: Frames) -> None:
-        """One connection: its session from the first frame to a close or disconnect."""
+        """One ``/ws`` connection: its session from the first frame to a close or disconnect
+        (in this coroutine itself, which a waiting session resumes through on each frame)."""
+        websocket = Frames(receive, send)
         await websocket.accept()
         if self.active >= self.limit:
             await websocket.send_text(capacity_error(self.active, self.limit))
