@@ -5,7 +5,8 @@ module is what that figure cannot go below while the server stays on uvicorn + s
 (issue 24: "a well-kept ASGI stack ... no home-made HTTP server"): a starlette app served by
 ``uvicorn.run`` exactly as ``envgen_runtime.server.main.serve`` serves the lean app, whose
 ``/ws`` endpoint answers each text frame with one pre-encoded echo_env observation frame,
-reading and writing raw ASGI messages as the lean endpoint does (``lean.frames.Frames``). No
+reached and reading and writing raw ASGI messages as the lean endpoint is and does
+(``lean.routing.DirectWebSocket``, ``lean.frames.Frames``). No
 env, no message parsing, no validation, no models. Two forms:
 
 - ``stack``: the frame is answered on the event loop;
@@ -26,12 +27,13 @@ if __package__ in (None, ""):  # run as a script: import as `-m` does
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from envgen_runtime.server.lean.frames import Frames
+from envgen_runtime.server.lean.routing import DirectWebSocket
 from envgen_runtime.server.lean.threads import EnvThread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, WebSocketRoute
-from starlette.types import Receive, Scope, Send
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
 
 REPLY = (
@@ -46,7 +48,7 @@ def _nothing() -> None:
 
 
 class _Floor:
-    """The `/ws` ASGI app (starlette routes to it as it is, as to the lean ``_Sessions``)."""
+    """The `/ws` ASGI app (reached as the lean ``_Sessions`` is: ``DirectWebSocket``)."""
 
     def __init__(self, hop: bool) -> None:
         self.hop = hop
@@ -68,13 +70,13 @@ class _Floor:
                 thread.close()
 
 
-def floor_app(*, hop: bool) -> Starlette:
+def floor_app(*, hop: bool) -> ASGIApp:
     """`/health` and a `/ws` that answers every text frame with `REPLY`."""
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "healthy"})
 
-    return Starlette(routes=[WebSocketRoute("/ws", _Floor(hop)), Route("/health", health)])
+    return DirectWebSocket(Starlette(routes=[Route("/health", health)]), "/ws", _Floor(hop))
 
 
 def main() -> None:

@@ -10,13 +10,8 @@ import functools
 import inspect
 from typing import Any, ClassVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    SerializerFunctionWrapHandler,
-    TypeAdapter,
-    model_serializer,
-)
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic.fields import FieldInfo
 
 from .bases import Action, Observation, State
 
@@ -24,27 +19,13 @@ OMIT_NONE = "x-envgen-omit-none"
 """The mark generated server models put on an optional property whose schema refuses null."""
 
 
-def _omit_absent(model: BaseModel, data: Any) -> Any:
-    """Leave out OMIT_NONE fields while they are None: optional on the wire but never null
-    (the generated `x: T | None = None` of a non-required property that refuses null)."""
-    if not isinstance(data, dict):
-        return data
-    for name, key in _marked(type(model)):
-        if getattr(model, name) is None:
-            data.pop(key if key in data else name, None)
-    return data
+def _is_none(value: Any) -> bool:
+    return value is None
 
 
-@functools.cache
-def _marked(cls: type[BaseModel]) -> tuple[tuple[str, str], ...]:
-    """`cls`'s OMIT_NONE fields, (name, wire key) each: read once per class, since every
-    reply's serialization asks (most classes have none, and then skip at once)."""
-    marked = []
-    for name, info in cls.model_fields.items():
-        extra = info.json_schema_extra
-        if isinstance(extra, dict) and extra.get(OMIT_NONE) is True:
-            marked.append((name, info.serialization_alias or info.alias or name))
-    return tuple(marked)
+def _omits_none(info: FieldInfo) -> bool:
+    extra = info.json_schema_extra
+    return isinstance(extra, dict) and extra.get(OMIT_NONE) is True
 
 
 def _published(schema: dict[str, Any]) -> dict[str, Any]:
@@ -105,9 +86,23 @@ class _WireFormat(BaseModel):
     # Wire names such as `class` or `time-left` must survive openenv's bare `model_dump()`.
     model_config = ConfigDict(validate_by_name=True, serialize_by_alias=True)
 
-    @model_serializer(mode="wrap")
-    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _omit_absent(self, handler(self))
+    @classmethod
+    def __pydantic_on_complete__(cls) -> None:
+        """Leave out OMIT_NONE fields while they are None (optional on the wire but never
+        null: the generated `x: T | None = None` of a non-required property that refuses
+        null), with pydantic's `exclude_if` on those fields alone, so that a model without
+        one (most) serializes in pydantic-core with no Python call: a wrap serializer on
+        every model cost two Python round trips a step. The fields are known only once the
+        class is complete, so a class that has one is built again with it."""
+        marked = [
+            info
+            for info in cls.__pydantic_fields__.values()
+            if _omits_none(info) and info.exclude_if is None
+        ]
+        for info in marked:
+            info.exclude_if = _is_none
+        if marked:
+            cls.model_rebuild(force=True)
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:

@@ -3,18 +3,22 @@ for an env on openenv's Environment and one on envgen_runtime.server's; and no o
 
 from __future__ import annotations
 
+import datetime
+import decimal
+import enum
 import subprocess
 import sys
 import textwrap
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import pytest
-from envgen_runtime.server import Environment, build_app
+from envgen_runtime.server import OMIT_NONE, Environment, ServerObservation, build_app
 from envgen_runtime.server.bases import Action, Observation, State
 from fastapi.testclient import TestClient
 from openenv.core.env_server import types as openenv_types
+from pydantic import Field
 
-from tests.runtime.server.test_server import MODELS, StackEnvironment
+from tests.runtime.server.test_server import MODELS, Cell, StackEnvironment
 
 WS_FRAMES = [
     '{"type":"reset","data":{"seed":1,"episode_id":"ep"}}',
@@ -279,3 +283,76 @@ def test_http_floats_are_written_as_openenv_writes_them() -> None:
             ]
     assert replies["lean"] == replies["openenv"]
     assert '"nan":null' in replies["lean"][0][2] and '"ratio":1e-7' in replies["lean"][1][2]
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+class RichObservation(ServerObservation):
+    """Fields whose Python dump and JSON differ in kind (floats, enums, dates, bytes, sets,
+    tuples, decimals, nested and aliased models, a marked field): lean writes the model in
+    JSON mode, openenv dumps it and then writes the dump."""
+
+    ratio: float
+    gap: float
+    colour: Colour
+    when: datetime.datetime
+    span: datetime.timedelta
+    raw: bytes
+    tags: set[str]
+    pair: tuple[int, str]
+    amount: decimal.Decimal
+    cell: Cell
+    cells: list[Cell]
+    class_: Annotated[str, Field(alias="class")]
+    note: Annotated[str | None, Field(json_schema_extra={OMIT_NONE: True})] = None
+    hint: str | None = None
+
+
+class Rich(PlainStack):
+    def _rich(self, note: str | None) -> RichObservation:
+        return RichObservation(
+            ratio=1e-7,
+            gap=float("nan"),
+            colour=Colour.RED,
+            when=datetime.datetime(2026, 12, 4, 21, 0, 1, 5, tzinfo=datetime.UTC),
+            span=datetime.timedelta(seconds=90.5),
+            raw=b"\x00bytes",
+            tags={"a"},
+            pair=(1, "b"),
+            amount=decimal.Decimal("1.50"),
+            cell=Cell(row=1),
+            cells=[Cell(row=2)],
+            class_="c",
+            note=note,
+            reward=float("inf"),
+            done=False,
+            metadata={"cell": Cell(row=3), "when": datetime.date(2026, 1, 2), "big": 1e16},
+        )
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kw: Any) -> Any:
+        return self._rich(None)
+
+    def step(self, action: Any, timeout_s: float | None = None, **kw: Any) -> Any:
+        return self._rich("n")
+
+
+def test_observations_of_every_kind_of_field_are_written_as_openenv_writes_them() -> None:
+    frames = ['{"type":"reset","data":{}}', '{"type":"step","data":{"kind":"pop"}}']
+    replies: dict[str, list[str]] = {}
+    for backend in ("lean", "openenv"):
+        with (
+            TestClient(_app(backend, Rich, "websocket")) as client,
+            client.websocket_connect("/ws") as ws,
+        ):
+            replies[backend] = []
+            for frame in frames:
+                ws.send_text(frame)
+                replies[backend].append(ws.receive_text())
+        with TestClient(_app(backend, Rich, "http")) as client:
+            replies[backend] += [client.post("/reset", json={}).text]
+            replies[backend] += [client.post("/step", json={"action": {"kind": "pop"}}).text]
+    assert replies["lean"] == replies["openenv"]
+    assert '"note"' not in replies["lean"][0] and '"note":"n"' in replies["lean"][1]
+    assert '"ratio":1e-7' in replies["lean"][3] and '"gap":null' in replies["lean"][3]

@@ -1,6 +1,7 @@
 """The lean app: ``/health``, ``/schema``, ``/metadata`` and one protocol's routes, on
 starlette (served by uvicorn). ``websocket`` holds one environment per ``/ws`` session up to
-`max_concurrent_envs`; ``http`` keeps one environment across requests."""
+`max_concurrent_envs` (``/ws`` reached without starlette's middleware: ``routing``); ``http``
+keeps one environment across requests."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.types import Receive, Scope, Send
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
 
 from ..documents import metadata_document, schema_document
 from ..serving import DEFAULT_MAX_CONCURRENT_ENVS, inherited_async_methods, serving_class
 from .frames import Frames
 from .http import http_routes
+from .routing import DirectWebSocket
 from .session import SESSION_ERROR, Session, capacity_error, error, factory_error
 from .threads import EnvThreads, runner
 
@@ -27,7 +29,8 @@ class _Sessions:
     """The ``/ws`` endpoint: a session per connection while fewer than `limit` are open, each
     env constructed, driven and closed on its session's thread (``threads``). An ASGI app
     (starlette routes to it as it is), whose connection is read and written as raw ASGI
-    messages (``frames``) rather than through starlette's ``WebSocket``."""
+    messages (``frames``) rather than through starlette's ``WebSocket``, and reached
+    straight from the server (``routing.DirectWebSocket``)."""
 
     def __init__(self, environment_cls: type[Any], action_cls: type[Any], limit: int) -> None:
         self.environment_cls = environment_cls
@@ -38,11 +41,9 @@ class _Sessions:
         self.inherited = inherited_async_methods()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The ASGI app of one ``/ws`` connection."""
-        await self.serve(Frames(receive, send))
-
-    async def serve(self, websocket: Frames) -> None:
-        """One connection: its session from the first frame to a close or disconnect."""
+        """One ``/ws`` connection: its session from the first frame to a close or disconnect
+        (in this coroutine itself, which a waiting session resumes through on each frame)."""
+        websocket = Frames(receive, send)
         await websocket.accept()
         if self.active >= self.limit:
             await websocket.send_text(capacity_error(self.active, self.limit))
@@ -58,12 +59,10 @@ class _Sessions:
                 await websocket.send_text(factory_error(self.environment_cls))
                 return
             session = Session(env, self.action_cls, thread, self.inherited)
-            while True:
+            while not session.closed:
                 reply = await session.handle(await websocket.receive_text())
-                if reply.text is not None:
-                    await websocket.send_text(reply.text)
-                if reply.close:
-                    break
+                if reply is not None:
+                    await websocket.send_text(reply)
         except WebSocketDisconnect:
             pass
         except Exception as exc:  # as openenv: the session ends with SESSION_ERROR
@@ -107,14 +106,15 @@ def lean_app(
     protocol: str = "websocket",
     max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
     reset_cls: type[Any] | None = None,
-) -> Starlette:
+) -> ASGIApp:
     """The env served on `protocol` ("websocket": `/ws` sessions; "http": one stateful env)."""
     served = serving_class(environment_cls, reset_cls, inherited_async_methods())
     routes: list[BaseRoute]
+    sessions: _Sessions | None = None
     if protocol == "websocket":
         capacity = max_concurrent_envs
         sessions = _Sessions(served, action_cls, capacity)
-        routes = [WebSocketRoute("/ws", sessions)]
+        routes = []
         close: Callable[[], None] = sessions.threads.close
     elif protocol == "http":
         capacity = 1
@@ -130,7 +130,8 @@ def lean_app(
         Route("/schema", _document(schemas), methods=["GET"]),
         Route("/metadata", _document(metadata), methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=_closing(close))
+    app = Starlette(routes=routes, lifespan=_closing(close))
+    return app if sessions is None else DirectWebSocket(app, "/ws", sessions)
 
 
 def _closing(close: Callable[[], None]) -> Any:

@@ -51,8 +51,14 @@ class Frames:
         )
 
     async def send_text(self, text: str) -> None:
-        """One text frame out."""
-        await self._out({"type": "websocket.send", "text": text})
+        """One text frame out (`_out`'s work, in place: one coroutine less a step)."""
+        if self._closed:
+            raise RuntimeError('Cannot call "send" once a close message has been sent.')
+        try:
+            await self._send({"type": "websocket.send", "text": text})
+        except OSError:  # the transport is gone, as starlette reads it
+            self._closed = True
+            raise WebSocketDisconnect(code=1006) from None
 
     async def close(self, code: int = 1000) -> None:
         """Close the connection (once: a send after it is a ``RuntimeError``)."""

@@ -14,7 +14,7 @@ from starlette.routing import Route
 
 from ..episode import EpisodeEnded
 from ..serving import accepted
-from .session import observation_payload, openenv_json
+from .session import openenv_json, payload_json
 from .threads import Runner
 
 
@@ -74,7 +74,7 @@ def http_routes(env: Any, action_cls: type[Any], thread: Runner) -> list[Route]:
             return JSONResponse({"detail": str(exc), "code": exc.code}, status_code=409)
         except Exception as exc:
             return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=500)
-        return _pydantic_json(observation_payload(observation))
+        return Response(payload_json(observation), media_type="application/json")
 
     async def reset(request: Request) -> Response:
         try:
