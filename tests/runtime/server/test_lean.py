@@ -65,13 +65,19 @@ def _app(backend: str, env: type[Any], protocol: str, **kw: Any) -> Any:
     return build_app(env, *MODELS[1:], name="stack_env", backend=backend, protocol=protocol, **kw)
 
 
+def _frame_replies(client: TestClient, frames: list[str]) -> list[str]:
+    """The reply to each of `frames`, sent in turn on one ``/ws`` session of `client`."""
+    replies = []
+    with client.websocket_connect("/ws") as ws:
+        for frame in frames:
+            ws.send_text(frame)
+            replies.append(ws.receive_text())
+    return replies
+
+
 def _ws_replies(backend: str, env: type[Any]) -> list[str]:
     with TestClient(_app(backend, env, "websocket")) as client:
-        replies = []
-        with client.websocket_connect("/ws") as ws:
-            for frame in WS_FRAMES:
-                ws.send_text(frame)
-                replies.append(ws.receive_text())
+        replies = _frame_replies(client, WS_FRAMES)
         docs = [client.get(path).text for path in ("/health", "/schema", "/metadata")]
         return replies + docs
 
@@ -243,14 +249,8 @@ def test_non_finite_floats_are_written_as_openenv_writes_them() -> None:
     in the inputs an error frame echoes; json.loads reads NaN/Infinity literals in, as lean."""
     replies = {}
     for backend in ("lean", "openenv"):
-        with (
-            TestClient(_app(backend, NonFinite, "websocket")) as client,
-            client.websocket_connect("/ws") as ws,
-        ):
-            replies[backend] = []
-            for frame in NON_FINITE_FRAMES:
-                ws.send_text(frame)
-                replies[backend].append(ws.receive_text())
+        with TestClient(_app(backend, NonFinite, "websocket")) as client:
+            replies[backend] = _frame_replies(client, NON_FINITE_FRAMES)
     for frame, mine, theirs in zip(NON_FINITE_FRAMES, *replies.values(), strict=True):
         assert mine == theirs, frame
     assert '"reward":null' in replies["lean"][1] and '"inf":null' in replies["lean"][1]
@@ -342,14 +342,8 @@ def test_observations_of_every_kind_of_field_are_written_as_openenv_writes_them(
     frames = ['{"type":"reset","data":{}}', '{"type":"step","data":{"kind":"pop"}}']
     replies: dict[str, list[str]] = {}
     for backend in ("lean", "openenv"):
-        with (
-            TestClient(_app(backend, Rich, "websocket")) as client,
-            client.websocket_connect("/ws") as ws,
-        ):
-            replies[backend] = []
-            for frame in frames:
-                ws.send_text(frame)
-                replies[backend].append(ws.receive_text())
+        with TestClient(_app(backend, Rich, "websocket")) as client:
+            replies[backend] = _frame_replies(client, frames)
         with TestClient(_app(backend, Rich, "http")) as client:
             replies[backend] += [client.post("/reset", json={}).text]
             replies[backend] += [client.post("/step", json={"action": {"kind": "pop"}}).text]
